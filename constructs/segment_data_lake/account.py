@@ -1,0 +1,24 @@
+"""The partition, account and region the consuming stack's provider points at."""
+from __future__ import annotations
+
+from constructs import Construct
+
+from .aws import DataAwsCallerIdentity, DataAwsPartition, DataAwsRegion
+
+
+class AwsAccount(Construct):
+    """Data sources for building ARNs; create one and share it between constructs.
+
+    Attributes: ``partition``, ``account_id``, ``region`` (Terraform tokens).
+    """
+
+    def __init__(self, scope: Construct, id: str) -> None:
+        super().__init__(scope, id)
+        self.partition: str = DataAwsPartition(self, "partition").partition
+        self.account_id: str = DataAwsCallerIdentity(self, "caller").account_id
+        self.region: str = DataAwsRegion(self, "region").name
+
+    @staticmethod
+    def of(scope: Construct, given: "AwsAccount | None") -> "AwsAccount":
+        """The given account context, or a new one under ``scope``."""
+        return given if given is not None else AwsAccount(scope, "Account")

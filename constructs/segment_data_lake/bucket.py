@@ -1,0 +1,145 @@
+"""The lake's S3 bucket: an existing one by name, or a new one with secure defaults."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from constructs import Construct
+
+from . import policy_documents, validation
+from .aws import (
+    S3Bucket,
+    S3BucketLifecycleConfiguration,
+    S3BucketLifecycleConfigurationRule,
+    S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload,
+    S3BucketLifecycleConfigurationRuleExpiration,
+    S3BucketLifecycleConfigurationRuleFilter,
+    S3BucketLifecycleConfigurationRuleNoncurrentVersionExpiration,
+    S3BucketOwnershipControls,
+    S3BucketOwnershipControlsRule,
+    S3BucketPolicy,
+    S3BucketPublicAccessBlock,
+    S3BucketServerSideEncryptionConfiguration,
+    S3BucketServerSideEncryptionConfigurationRule,
+    S3BucketVersioning,
+    S3BucketVersioningVersioningConfiguration,
+    S3EncryptionByDefault,
+)
+from .tagging import with_vendor_tag
+
+STAGE_PREFIX = "segment-stage/"
+# Created buckets are versioned; old versions of rewritten objects go after 30 days.
+NONCURRENT_VERSION_DAYS = 30
+RESERVED_RULE_IDS = ("segment-stage-expiration", "abort-incomplete-multipart-uploads", "expire-noncurrent-versions")
+
+
+@dataclass(frozen=True)
+class DataLakeBucketProps:
+    """Props of :class:`DataLakeBucket`.
+
+    :param bucket_name: name of the lake bucket (existing, or to create).
+    :param create_bucket: create the bucket with secure defaults (public access
+        block, default encryption, owner-enforced ownership, TLS-only policy,
+        versioning). Default ``False``: use an existing bucket, as Segment's module does.
+    :param stage_expiration_days: days after which objects under ``segment-stage/`` expire.
+    :param abort_incomplete_multipart_days: days after which incomplete multipart uploads are aborted.
+    :param extra_lifecycle_rules: more ``S3BucketLifecycleConfigurationRule`` rules
+        for the bucket's lifecycle configuration. The
+        configuration replaces every rule the bucket had, so list yours here.
+    :param kms_key_arn: encrypt new objects with this KMS key instead of SSE-S3 (created buckets only).
+    :param force_destroy: let ``terraform destroy`` delete a created bucket that still holds objects.
+    :param tags: tags for a created bucket; ``vendor=segment`` is always added.
+    """
+
+    bucket_name: str
+    create_bucket: bool = False
+    stage_expiration_days: int = 14
+    abort_incomplete_multipart_days: int = 7
+    extra_lifecycle_rules: Sequence[S3BucketLifecycleConfigurationRule] = ()
+    kms_key_arn: str | None = None
+    force_destroy: bool = False
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        validation.bucket_name(self.bucket_name)
+        validation.at_least(self.stage_expiration_days, 1, "stage_expiration_days")
+        validation.at_least(self.abort_incomplete_multipart_days, 1, "abort_incomplete_multipart_days")
+        validation.tags(self.tags)
+        ids = [rule.id for rule in self.extra_lifecycle_rules]
+        if any(not rule_id for rule_id in ids) or len(set(ids)) != len(ids):
+            validation.fail(f"extra_lifecycle_rules ids {ids!r}: give every rule a unique non-empty 'id'")
+        for rule_id in ids:
+            if rule_id in RESERVED_RULE_IDS:
+                validation.fail(f"extra lifecycle rule id {rule_id!r} is used by the data lake: pick another id")
+        if self.kms_key_arn is not None and not self.create_bucket:
+            validation.fail("kms_key_arn is set for an existing bucket: set the bucket's encryption yourself, or set create_bucket=True")
+
+
+class DataLakeBucket(Construct):
+    """The lake bucket and its lifecycle rules.
+
+    Attributes: ``bucket_name``, ``bucket_arn`` (``arn:<partition>:s3:::<name>``),
+    ``bucket`` (the ``S3Bucket`` when created, else ``None``), ``lifecycle``.
+    """
+
+    def __init__(self, scope: Construct, id: str, *, props: DataLakeBucketProps, partition: str) -> None:
+        super().__init__(scope, id)
+        self.props = props
+        self.bucket: S3Bucket | None = None
+        if props.create_bucket:
+            self.bucket = self._create(props)
+            self.bucket_name = self.bucket.bucket
+            self.bucket_arn = self.bucket.arn
+            self._secure(props)
+        else:
+            self.bucket_name = props.bucket_name
+            self.bucket_arn = f"arn:{partition}:s3:::{props.bucket_name}"
+        self.lifecycle = S3BucketLifecycleConfiguration(
+            self, "Lifecycle", bucket=self.bucket_name, rule=self._lifecycle_rules(props),
+        )
+
+    @staticmethod
+    def _lifecycle_rules(props: DataLakeBucketProps) -> list[S3BucketLifecycleConfigurationRule]:
+        everything = [S3BucketLifecycleConfigurationRuleFilter(prefix="")]
+        rules = [
+            S3BucketLifecycleConfigurationRule(
+                id="segment-stage-expiration", status="Enabled",
+                filter=[S3BucketLifecycleConfigurationRuleFilter(prefix=STAGE_PREFIX)],
+                expiration=[S3BucketLifecycleConfigurationRuleExpiration(days=props.stage_expiration_days)],
+            ),
+            S3BucketLifecycleConfigurationRule(
+                id="abort-incomplete-multipart-uploads", status="Enabled", filter=everything,
+                abort_incomplete_multipart_upload=[S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload(
+                    days_after_initiation=props.abort_incomplete_multipart_days)],
+            ),
+        ]
+        if props.create_bucket:
+            rules.append(S3BucketLifecycleConfigurationRule(
+                id="expire-noncurrent-versions", status="Enabled", filter=everything,
+                noncurrent_version_expiration=[S3BucketLifecycleConfigurationRuleNoncurrentVersionExpiration(
+                    noncurrent_days=NONCURRENT_VERSION_DAYS)],
+            ))
+        return [*rules, *props.extra_lifecycle_rules]
+
+    def _create(self, props: DataLakeBucketProps) -> S3Bucket:
+        return S3Bucket(self, "Bucket", bucket=props.bucket_name, force_destroy=props.force_destroy,
+                        tags=with_vendor_tag(props.tags))
+
+    def _secure(self, props: DataLakeBucketProps) -> None:
+        bucket = self.bucket_name
+        S3BucketPublicAccessBlock(self, "PublicAccessBlock", bucket=bucket, block_public_acls=True,
+                                  block_public_policy=True, ignore_public_acls=True, restrict_public_buckets=True)
+        S3BucketOwnershipControls(self, "Ownership", bucket=bucket,
+                                  rule=S3BucketOwnershipControlsRule(object_ownership="BucketOwnerEnforced"))
+        by_default = (S3EncryptionByDefault(sse_algorithm="aws:kms", kms_master_key_id=props.kms_key_arn)
+                      if props.kms_key_arn else S3EncryptionByDefault(sse_algorithm="AES256"))
+        S3BucketServerSideEncryptionConfiguration(
+            self, "Encryption", bucket=bucket,
+            rule=[S3BucketServerSideEncryptionConfigurationRule(
+                apply_server_side_encryption_by_default=by_default, bucket_key_enabled=bool(props.kms_key_arn))],
+        )
+        # Versioning lets an accidental overwrite or delete be undone; the
+        # lifecycle's expiration of segment-stage/ keeps old versions bounded.
+        S3BucketVersioning(self, "Versioning", bucket=bucket, versioning_configuration=S3BucketVersioningVersioningConfiguration(status="Enabled"))
+        S3BucketPolicy(self, "TlsOnly", bucket=bucket,
+                       policy=policy_documents.render_json("bucket-tls-only", bucket_arn=self.bucket_arn))

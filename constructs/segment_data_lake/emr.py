@@ -1,0 +1,248 @@
+"""The EMR cluster that runs the sync, with managed scaling."""
+from __future__ import annotations
+
+import json
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from cdktf import TerraformResourceLifecycle
+from constructs import Construct
+
+from . import validation
+from .aws import (
+    EmrCluster,
+    EmrClusterBootstrapAction,
+    EmrClusterCoreInstanceGroup,
+    EmrClusterCoreInstanceGroupEbsConfig,
+    EmrClusterEc2Attributes,
+    EmrClusterMasterInstanceGroup,
+    EmrClusterMasterInstanceGroupEbsConfig,
+    EmrInstanceGroup,
+    EmrInstanceGroupEbsConfig,
+    EmrManagedScalingPolicy,
+    EmrManagedScalingPolicyComputeLimits,
+)
+from .emr_security import EmrSecurity
+from .iam import DataLakeRoles
+from .tagging import EMR_MANAGED_POLICY_TAG, VENDOR_TAG, with_vendor_tag
+
+GLUE_METASTORE_FACTORY = "com.amazonaws.glue.catalog.metastore.AWSGlueDataCatalogHiveClientFactory"
+SYNC_PYTHON = "python3.11"
+
+
+@dataclass(frozen=True)
+class ManagedScaling:
+    """EMR managed scaling limits, in instances.
+
+    :param minimum_units: the cluster never shrinks below this.
+    :param maximum_units: the cluster never grows above this.
+    :param maximum_on_demand_units: at most this many units are On-Demand.
+    :param maximum_core_units: at most this many units are core nodes (the rest are task nodes).
+    """
+
+    minimum_units: int = 2
+    maximum_units: int = 8
+    maximum_on_demand_units: int = 8
+    maximum_core_units: int = 2
+
+    def __post_init__(self) -> None:
+        for name in ("minimum_units", "maximum_units", "maximum_on_demand_units", "maximum_core_units"):
+            validation.at_least(getattr(self, name), 1, f"managed scaling {name}")
+        validation.not_above(self.minimum_units, self.maximum_units, "managed scaling minimum_units", "maximum_units")
+        validation.not_above(self.maximum_on_demand_units, self.maximum_units,
+                             "managed scaling maximum_on_demand_units", "maximum_units")
+        validation.not_above(self.maximum_core_units, self.maximum_units,
+                             "managed scaling maximum_core_units", "maximum_units")
+
+
+@dataclass(frozen=True)
+class EmrClusterProps:
+    """Props of :class:`DataLakeCluster`.
+
+    :param subnet_id: subnet of the cluster; a private subnet needs a NAT gateway
+        or VPC endpoints for S3, Glue, EMR and STS.
+    :param name: cluster name.
+    :param release_label: EMR release, ``emr-7.13.0`` by default (Spark 3.5, Python 3.11).
+    :param master_instance_type: instance type of the master node.
+    :param core_instance_type: instance type of the core nodes.
+    :param task_instance_type: instance type of the task nodes.
+    :param core_instance_count: initial core nodes (managed scaling changes it; Terraform ignores that drift).
+    :param task_instance_count: initial task nodes (same).
+    :param ebs_volume_size_gb: gp3 EBS size per node.
+    :param ebs_volume_type: EBS type, ``gp3`` by default.
+    :param managed_scaling: EMR managed scaling limits.
+    :param key_name: EC2 key pair for SSH to the nodes (none by default).
+    :param additional_master_security_group_ids: extra security groups for the master node.
+    :param additional_core_task_security_group_ids: extra security groups for core and task nodes.
+    :param termination_protection: protect the cluster from termination.
+    :param in_transit_certificate_s3_uri: S3 URI of a zip of PEM certificates; turns on
+        TLS between nodes.
+    :param cluster_kms_key_arn: KMS key encrypting local disks and the cluster's S3 writes
+        (default: a new key with rotation).
+    :param extra_applications: applications besides Hadoop, Hive and Spark.
+    :param extra_configurations: EMR configuration classifications added to the defaults.
+    :param step_concurrency_level: steps that may run at once (1 runs syncs one after another).
+    :param tags: tags of the cluster; ``vendor=segment`` is always set and cannot be overridden.
+    """
+
+    subnet_id: str
+    name: str = "segment-data-lake"
+    release_label: str = "emr-7.13.0"
+    master_instance_type: str = "m5.xlarge"
+    core_instance_type: str = "m5.xlarge"
+    task_instance_type: str = "m5.xlarge"
+    core_instance_count: int = 2
+    task_instance_count: int = 2
+    ebs_volume_size_gb: int = 64
+    ebs_volume_type: str = "gp3"
+    managed_scaling: ManagedScaling = field(default_factory=ManagedScaling)
+    key_name: str | None = None
+    additional_master_security_group_ids: Sequence[str] = ()
+    additional_core_task_security_group_ids: Sequence[str] = ()
+    termination_protection: bool = False
+    in_transit_certificate_s3_uri: str | None = None
+    cluster_kms_key_arn: str | None = None
+    extra_applications: Sequence[str] = ()
+    extra_configurations: Sequence[Mapping[str, Any]] = ()
+    step_concurrency_level: int = 1
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        validation.matches(self.subnet_id, r"subnet-[0-9a-f]{8,17}", "subnet id", "use the id of an existing subnet, like subnet-0123456789abcdef0")
+        validation.matches(self.name, r"[\w .-]{1,256}", "cluster name", "use letters, digits, spaces, '.', '-' or '_'")
+        validation.release_label(self.release_label)
+        for role in ("master", "core", "task"):
+            validation.matches(getattr(self, f"{role}_instance_type"), r"[a-z][a-z0-9-]*\.[a-z0-9]+",
+                               f"{role} instance type", "use an EC2 instance type such as m5.xlarge")
+        validation.at_least(self.core_instance_count, 1, "core_instance_count")
+        validation.at_least(self.task_instance_count, 1, "task_instance_count")
+        validation.at_least(self.ebs_volume_size_gb, 15, "ebs_volume_size_gb")
+        validation.one_of(self.ebs_volume_type, ("gp3", "gp2", "io1", "st1", "sc1"), "EBS volume type")
+        validation.at_least(self.step_concurrency_level, 1, "step_concurrency_level")
+        validation.not_above(self.core_instance_count, self.managed_scaling.maximum_core_units,
+                             "core_instance_count", "managed scaling maximum_core_units")
+        if self.in_transit_certificate_s3_uri is not None:
+            validation.matches(self.in_transit_certificate_s3_uri, r"s3://[^/]+/.+\.zip", "in-transit certificate URI",
+                               "use the s3:// URI of a zip holding privateKey.pem and certificateChain.pem")
+        for app in self.extra_applications:
+            if app.lower() in ("hadoop", "hive", "spark"):
+                validation.fail(f"extra application {app!r} is always installed: remove it from extra_applications")
+        for conf in self.extra_configurations:
+            if not isinstance(conf, Mapping) or not conf.get("Classification"):
+                validation.fail(f"extra configuration {conf!r} has no 'Classification': use EMR's {{'Classification': ..., 'Properties': {{...}}}} form")
+        validation.tags(self.tags)
+        if "vendor" in self.tags and self.tags["vendor"] != VENDOR_TAG["vendor"]:
+            validation.fail(f"tag vendor={self.tags['vendor']!r} would hide the cluster from Segment: remove the 'vendor' tag")
+
+
+def default_configurations() -> list[dict[str, Any]]:
+    """Glue as the Hive and Spark metastore, Python 3.11 for PySpark, bounded Spark history."""
+    glue = {"hive.metastore.client.factory.class": GLUE_METASTORE_FACTORY}
+    return [
+        {"Classification": "hive-site", "Properties": glue},
+        {"Classification": "spark-hive-site", "Properties": glue},
+        {"Classification": "spark-env", "Configurations": [
+            {"Classification": "export", "Properties": {"PYSPARK_PYTHON": SYNC_PYTHON, "PYSPARK_DRIVER_PYTHON": SYNC_PYTHON}},
+        ]},
+        {"Classification": "spark-defaults", "Properties": {
+            # Without the cleaner, event logs of 12 syncs a day fill the master's disk.
+            "spark.history.fs.cleaner.enabled": "true",
+            "spark.history.fs.cleaner.maxAge": "7d",
+            "spark.history.fs.cleaner.interval": "1d",
+        }},
+        {"Classification": "yarn-site", "Properties": {
+            "yarn.log-aggregation-enable": "true",
+            "yarn.log-aggregation.retain-seconds": "604800",
+        }},
+    ]
+
+
+def merge_configurations(defaults: Sequence[Mapping[str, Any]], extra: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Extra classifications add to (and override properties of) the defaults."""
+    merged = {conf["Classification"]: dict(conf) for conf in defaults}
+    for conf in extra:
+        base = merged.setdefault(conf["Classification"], {"Classification": conf["Classification"]})
+        if "Properties" in conf:
+            base["Properties"] = {**base.get("Properties", {}), **conf["Properties"]}
+        if "Configurations" in conf:
+            base["Configurations"] = [*base.get("Configurations", []), *conf["Configurations"]]
+    return list(merged.values())
+
+
+@dataclass(frozen=True)
+class BootstrapAction:
+    """A script run on every node when it starts."""
+
+    name: str
+    path: str
+    args: Sequence[str] = ()
+
+
+class DataLakeCluster(Construct):
+    """The EMR cluster: master, core and task groups, managed scaling, Glue metastore.
+
+    Attributes: ``cluster``, ``cluster_id``, ``cluster_arn``, ``task_group``,
+    ``managed_scaling_policy``, ``security`` (:class:`EmrSecurity`).
+    """
+
+    def __init__(self, scope: Construct, id: str, *, props: EmrClusterProps, roles: DataLakeRoles,
+                 security: EmrSecurity, bucket_name: str,
+                 bootstrap_actions: Sequence[BootstrapAction] = ()) -> None:
+        super().__init__(scope, id)
+        self.props = props
+        self.security = security
+        ebs = {"size": props.ebs_volume_size_gb, "type": props.ebs_volume_type, "volumes_per_instance": 1}
+        self.cluster = EmrCluster(
+            self, "Cluster",
+            name=props.name,
+            release_label=props.release_label,
+            applications=["Hadoop", "Hive", "Spark", *props.extra_applications],
+            log_uri=f"s3://{bucket_name}/logs/",
+            service_role=roles.emr_service_role.arn,
+            autoscaling_role=roles.emr_autoscaling_role.arn,
+            security_configuration=security.security_configuration.name,
+            termination_protection=props.termination_protection,
+            keep_job_flow_alive_when_no_steps=True,
+            step_concurrency_level=props.step_concurrency_level,
+            ec2_attributes=EmrClusterEc2Attributes(
+                subnet_id=props.subnet_id,
+                instance_profile=roles.emr_instance_profile.arn,
+                emr_managed_master_security_group=security.master_security_group.id,
+                emr_managed_slave_security_group=security.core_task_security_group.id,
+                service_access_security_group=security.service_access_security_group.id,
+                additional_master_security_groups=",".join(props.additional_master_security_group_ids) or None,
+                additional_slave_security_groups=",".join(props.additional_core_task_security_group_ids) or None,
+                key_name=props.key_name,
+            ),
+            master_instance_group=EmrClusterMasterInstanceGroup(
+                instance_type=props.master_instance_type, instance_count=1,
+                ebs_config=[EmrClusterMasterInstanceGroupEbsConfig(**ebs)]),
+            core_instance_group=EmrClusterCoreInstanceGroup(
+                instance_type=props.core_instance_type, instance_count=props.core_instance_count,
+                ebs_config=[EmrClusterCoreInstanceGroupEbsConfig(**ebs)]),
+            bootstrap_action=[EmrClusterBootstrapAction(name=b.name, path=b.path, args=list(b.args))
+                              for b in bootstrap_actions] or None,
+            configurations_json=json.dumps(merge_configurations(default_configurations(), props.extra_configurations), indent=2),
+            tags=with_vendor_tag(props.tags, EMR_MANAGED_POLICY_TAG),
+            # Managed scaling resizes the groups; that is not drift to undo.
+            lifecycle=TerraformResourceLifecycle(ignore_changes=["core_instance_group[0].instance_count"]),
+        )
+        self.cluster_id = self.cluster.id
+        self.cluster_arn = self.cluster.arn
+        self.task_group = EmrInstanceGroup(
+            self, "TaskGroup", cluster_id=self.cluster.id, name="task", instance_type=props.task_instance_type,
+            instance_count=props.task_instance_count, ebs_config=[EmrInstanceGroupEbsConfig(**ebs)],
+            lifecycle=TerraformResourceLifecycle(ignore_changes=["instance_count"]),
+        )
+        limits = props.managed_scaling
+        self.managed_scaling_policy = EmrManagedScalingPolicy(
+            self, "ManagedScaling", cluster_id=self.cluster.id,
+            compute_limits=[EmrManagedScalingPolicyComputeLimits(
+                unit_type="Instances",
+                minimum_capacity_units=limits.minimum_units,
+                maximum_capacity_units=limits.maximum_units,
+                maximum_ondemand_capacity_units=limits.maximum_on_demand_units,
+                maximum_core_capacity_units=limits.maximum_core_units,
+            )],
+        )

@@ -1,0 +1,77 @@
+"""The Segment sources a data lake syncs, and their validation."""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable
+
+from . import validation
+
+DATE_PARTITIONS = ("day_hour", "year_month_day_hour", "year_month_day", "day")
+
+
+def database_name_from_slug(slug: str) -> str:
+    """Glue database names are lower-case letters, digits and underscores."""
+    return re.sub(r"[^a-z0-9_]+", "_", slug.lower()).strip("_")
+
+
+@dataclass(frozen=True)
+class SegmentSource:
+    """One Segment source whose events land in the lake.
+
+    :param source_id: the Segment source id (letters and digits), used in S3 paths.
+    :param slug: the source slug; names the default Glue database and the schedule.
+    :param glue_database: Glue database of the source's tables (default: the slug,
+        with characters Glue does not allow turned into ``_``).
+    :param table_prefix: prepended to every table name; required and distinct when
+        sources share a database.
+    :param date_partition: ``day_hour`` (default), ``year_month_day_hour``,
+        ``year_month_day`` or ``day``.
+    """
+
+    source_id: str
+    slug: str
+    glue_database: str | None = None
+    table_prefix: str = ""
+    date_partition: str = "day_hour"
+
+    def __post_init__(self) -> None:
+        validation.matches(self.source_id, r"[A-Za-z0-9]{1,64}", "source id",
+                           "use the Segment source id, letters and digits only (Settings > API Keys)")
+        validation.matches(self.slug, r"[a-z0-9][a-z0-9_-]{0,99}", "source slug",
+                           "use lower-case letters, digits, '-' or '_', starting with a letter or digit")
+        if self.glue_database is not None:
+            validation.matches(self.glue_database, r"[a-z0-9_]{1,255}", "Glue database name",
+                               "use lower-case letters, digits and '_'")
+        validation.matches(self.table_prefix, r"([a-z0-9][a-z0-9_]{0,49})?", "table prefix",
+                           "use lower-case letters, digits and '_', for example 'ios_'")
+        validation.one_of(self.date_partition, DATE_PARTITIONS, "date partition")
+
+    @property
+    def database(self) -> str:
+        return self.glue_database or database_name_from_slug(self.slug)
+
+
+def validate_sources(sources: Iterable[SegmentSource]) -> list[SegmentSource]:
+    """Sources are unique and never write the same table of a shared database."""
+    sources = list(sources)
+    if not sources:
+        validation.fail("sources is empty: add at least one SegmentSource(source_id=..., slug=...)")
+    for kind, key in (("source id", lambda s: s.source_id), ("source slug", lambda s: s.slug)):
+        seen: set[str] = set()
+        for source in sources:
+            if key(source) in seen:
+                validation.fail(f"{kind} {key(source)!r} is listed twice: list each source once")
+            seen.add(key(source))
+    by_database: dict[str, list[SegmentSource]] = defaultdict(list)
+    for source in sources:
+        by_database[source.database].append(source)
+    for database, sharing in by_database.items():
+        if len(sharing) < 2:
+            continue
+        prefixes = [s.table_prefix for s in sharing]
+        if "" in prefixes or len(set(prefixes)) != len(prefixes):
+            names = ", ".join(f"{s.slug} (prefix {s.table_prefix!r})" for s in sharing)
+            validation.fail(f"sources {names} share Glue database {database!r}: give each a distinct non-empty table_prefix")
+    return sources

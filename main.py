@@ -1,0 +1,60 @@
+"""The cdktf app: one stack with a Segment data lake, configured by environment variables.
+
+    SEGMENT_LAKE_BUCKET       existing bucket name (created with SEGMENT_LAKE_CREATE_BUCKET=1)
+    SEGMENT_LAKE_SUBNET_ID    subnet of the EMR cluster
+    SEGMENT_WORKSPACE_IDS     comma-separated Segment workspace ids (the external ids)
+    SEGMENT_SOURCES           comma-separated source_id:slug pairs
+    SEGMENT_LAKE_SUFFIX       suffix of IAM role names, e.g. -prod
+    AWS_REGION                region of the provider
+
+The defaults are placeholders so that `python main.py` synthesizes out of the box.
+"""
+from __future__ import annotations
+
+import os
+
+from cdktf import App, TerraformStack
+from constructs import Construct
+
+from segment_data_lake import (
+    DataLakeBucketProps,
+    DataLakeRolesProps,
+    EmrClusterProps,
+    SegmentDataLake,
+    SegmentDataLakeProps,
+    SegmentSource,
+)
+from segment_data_lake.aws import AwsProvider
+
+STACK_NAME = "segment-data-lake"
+
+
+def sources_from(text: str) -> list[SegmentSource]:
+    pairs = [item.split(":", 1) for item in text.split(",") if item.strip()]
+    if any(len(pair) != 2 for pair in pairs):
+        raise SystemExit(f"SEGMENT_SOURCES={text!r}: write comma-separated source_id:slug pairs")
+    return [SegmentSource(source_id=source_id.strip(), slug=slug.strip()) for source_id, slug in pairs]
+
+
+class DataLakeStack(TerraformStack):
+    def __init__(self, scope: Construct, id: str, env: dict[str, str]) -> None:
+        super().__init__(scope, id)
+        AwsProvider(self, "aws", region=env.get("AWS_REGION", "us-west-2"))
+        self.lake = SegmentDataLake(self, "SegmentDataLake", props=SegmentDataLakeProps(
+            bucket=DataLakeBucketProps(bucket_name=env.get("SEGMENT_LAKE_BUCKET", "my-company-segment-data-lake"),
+                                       create_bucket=env.get("SEGMENT_LAKE_CREATE_BUCKET") == "1"),
+            access=DataLakeRolesProps(external_ids=env.get("SEGMENT_WORKSPACE_IDS", "my-workspace-id").split(","),
+                                      name_suffix=env.get("SEGMENT_LAKE_SUFFIX", "")),
+            cluster=EmrClusterProps(subnet_id=env.get("SEGMENT_LAKE_SUBNET_ID", "subnet-0123456789abcdef0")),
+            sources=sources_from(env.get("SEGMENT_SOURCES", "9aQ1bC2dE3:web_app")),
+        ))
+
+
+def main() -> None:
+    app = App()
+    DataLakeStack(app, STACK_NAME, dict(os.environ))
+    app.synth()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+"""Scan synthesized CDKTF stacks with checkov and lint their IAM policies with parliament.
+
+    python policies/scan.py cdktf.out [more stacks or cdk.tf.json files]
+        [--skips policies/accepted-skips.json] [--iam-findings policies/accepted-iam-findings.json]
+
+checkov's terraform_json runner ignores inline skips and exits 0 when it
+cannot parse a file, so this wrapper:
+  * runs checkov with this module's custom checks (policies/checks),
+  * accepts a failure only if a documented skip (check id, resource type,
+    reason) covers it, and fails on every other failure,
+  * fails unless each stack was parsed and a non-zero number of checks ran,
+  * lints every IAM identity policy with parliament, failing on findings not
+    documented as accepted.
+Exit status 0 only when every stack is clean.
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+POLICIES_DIR = Path(__file__).resolve().parent
+CHECKS_DIR = POLICIES_DIR / "checks"
+IAM_POLICY_TYPES = ("aws_iam_policy", "aws_iam_role_policy", "aws_iam_user_policy", "aws_iam_group_policy")
+
+# Stand-ins for Terraform references, so that parliament sees well-formed ARNs.
+_REFERENCE = re.compile(r"\$\{([^}]*)\}")
+_STAND_INS = (
+    (re.compile(r"partition$"), "aws"),
+    (re.compile(r"account_id$"), "123456789012"),
+    (re.compile(r"aws_region\.[^.]+\.(name|region|id)$"), "us-east-1"),
+    (re.compile(r"aws_s3_bucket\.[^.]+\.arn$"), "arn:aws:s3:::example-bucket"),
+    (re.compile(r"aws_s3_bucket\.[^.]+\.(bucket|id)$"), "example-bucket"),
+    (re.compile(r"aws_iam_role\.[^.]+\.arn$"), "arn:aws:iam::123456789012:role/example"),
+    (re.compile(r"aws_kms_key\.[^.]+\.arn$"), "arn:aws:kms:us-east-1:123456789012:key/example"),
+    (re.compile(r"aws_emr_cluster\.[^.]+\.arn$"), "arn:aws:elasticmapreduce:us-east-1:123456789012:cluster/j-EXAMPLE"),
+)
+
+
+class ScanError(Exception):
+    """The scan could not be trusted or found problems; the message says which."""
+
+
+def stack_files(paths: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file():
+            files.append(path)
+        elif path.is_dir():
+            found = sorted(p for p in path.rglob("cdk.tf.json") if ".terraform" not in p.parts)
+            if not found:
+                raise ScanError(f"no cdk.tf.json under {path}: run `cdktf synth` (or `make synth`) first")
+            files.extend(found)
+        else:
+            raise ScanError(f"{path} does not exist: pass a synthesized stack folder or its cdk.tf.json")
+    return files
+
+
+def resource_types(stack: dict) -> dict[str, str]:
+    """Logical resource name to resource type."""
+    return {name: rtype for rtype, blocks in stack.get("resource", {}).items() for name in blocks}
+
+
+def _resource_type(record: dict, types: dict[str, str]) -> str:
+    resource = record.get("resource", "")
+    prefix, _, name = resource.partition(".")
+    return types.get(name, prefix)
+
+
+def run_checkov(stack_file: Path) -> dict:
+    env = dict(os.environ, BC_SKIP_MAPPING="TRUE", PYTHONPATH=os.pathsep.join(filter(None, [str(CHECKS_DIR), os.environ.get("PYTHONPATH")])))
+    checkov = Path(sys.executable).with_name("checkov")
+    result = subprocess.run(
+        [str(checkov), "--file", str(stack_file), "--framework", "terraform_json", "--output", "json",
+         "--external-checks-dir", str(CHECKS_DIR), "--soft-fail", "--quiet", "--skip-download"],
+        capture_output=True, text=True, env=env)
+    try:
+        report = json.loads(result.stdout)
+    except ValueError:
+        raise ScanError(f"checkov gave no report for {stack_file} (exit {result.returncode}): "
+                        f"{(result.stderr.strip().splitlines() or ['no output'])[-1]}") from None
+    reports = report if isinstance(report, list) else [report]
+    return next((r for r in reports if r.get("check_type") == "terraform_json"), {"summary": {}, "results": {}})
+
+
+def checkov_problems(stack_file: Path, stack: dict, skips: list[dict]) -> tuple[list[str], dict]:
+    report = run_checkov(stack_file)
+    summary = report.get("summary", {})
+    if summary.get("parsing_errors", 0):
+        raise ScanError(f"checkov could not parse {stack_file}: fix the file or re-synthesize it")
+    types = resource_types(stack)
+    # The terraform_json runner reports resource_count 0 even when it scanned resources.
+    if not types or summary.get("passed", 0) + summary.get("failed", 0) == 0:
+        raise ScanError(f"checkov ran no checks on {stack_file}: is it a synthesized stack with resources?")
+    problems = []
+    accepted = 0
+    for record in report.get("results", {}).get("failed_checks", []):
+        rtype = _resource_type(record, types)
+        if any(s["check"] == record["check_id"] and fnmatch.fnmatch(rtype, s.get("resource_type", "*")) for s in skips):
+            accepted += 1
+            continue
+        problems.append(f"{stack_file}: {record['check_id']} {record.get('check_name', '')} failed for "
+                        f"{record.get('resource')}")
+    return problems, {"passed": summary.get("passed", 0), "failed": summary.get("failed", 0), "accepted": accepted}
+
+
+def _stand_in(match: re.Match) -> str:
+    reference = match.group(1)
+    for pattern, replacement in _STAND_INS:
+        if pattern.search(reference):
+            return replacement
+    return "example"
+
+
+def iam_policies(stack: dict) -> list[tuple[str, str]]:
+    """(resource address, policy JSON with references replaced) of each IAM identity policy."""
+    found = []
+    for rtype in IAM_POLICY_TYPES:
+        for name, block in stack.get("resource", {}).get(rtype, {}).items():
+            policy = block.get("policy")
+            if isinstance(policy, str):
+                found.append((f"{rtype}.{name}", _REFERENCE.sub(_stand_in, policy)))
+    return found
+
+
+def parliament_problems(stack_file: Path, stack: dict, accepted: list[dict]) -> tuple[list[str], int]:
+    from parliament import analyze_policy_string
+
+    problems = []
+    policies = iam_policies(stack)
+    for address, policy in policies:
+        for finding in analyze_policy_string(policy).findings:
+            if any(a["issue"] == finding.issue and fnmatch.fnmatch(address, a.get("resource", "*")) for a in accepted):
+                continue
+            problems.append(f"{stack_file}: parliament {finding.issue} in {address}: {finding.detail}")
+    return problems, len(policies)
+
+
+def scan(paths: list[str], skips_file: Path, findings_file: Path) -> list[str]:
+    skips = json.loads(skips_file.read_text())
+    for skip in skips:
+        if not skip.get("check") or not skip.get("reason"):
+            raise ScanError(f"skip {skip!r} in {skips_file} needs a 'check' and a 'reason'")
+    accepted_findings = json.loads(findings_file.read_text())
+    problems = []
+    for stack_file in stack_files(paths):
+        stack = json.loads(stack_file.read_text())
+        found, counts = checkov_problems(stack_file, stack, skips)
+        lint, linted = parliament_problems(stack_file, stack, accepted_findings)
+        problems += found + lint
+        print(f"{stack_file}: checkov passed {counts['passed']}, failed {counts['failed']} "
+              f"({counts['accepted']} accepted skips); parliament linted {linted} policies, "
+              f"{len(lint)} findings", file=sys.stderr)
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Scan synthesized stacks with checkov and parliament.")
+    parser.add_argument("paths", nargs="+", help="stack folders (searched for cdk.tf.json) or cdk.tf.json files")
+    parser.add_argument("--skips", type=Path, default=POLICIES_DIR / "accepted-skips.json",
+                        help="documented checkov failures to accept (check, resource_type, reason)")
+    parser.add_argument("--iam-findings", type=Path, default=POLICIES_DIR / "accepted-iam-findings.json",
+                        help="documented parliament findings to accept (issue, resource, reason)")
+    args = parser.parse_args(argv)
+    try:
+        problems = scan(args.paths, args.skips, args.iam_findings)
+    except ScanError as error:
+        print(f"scan failed: {error}", file=sys.stderr)
+        return 2
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"scan failed: {len(problems)} problem(s) beyond the documented skips", file=sys.stderr)
+        return 1
+    print("scan passed", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
