@@ -7,6 +7,7 @@ from cdktf_cdktf_provider_aws.data_aws_caller_identity import DataAwsCallerIdent
 from cdktf_cdktf_provider_aws.data_aws_partition import DataAwsPartition
 from cdktf_cdktf_provider_aws.data_aws_region import DataAwsRegion
 from cdktf_cdktf_provider_aws.data_aws_subnet import DataAwsSubnet
+from cdktf_cdktf_provider_aws.default_security_group import DefaultSecurityGroup
 from cdktf_cdktf_provider_aws.emr_cluster import (
     EmrCluster,
     EmrClusterBootstrapAction,
@@ -22,6 +23,7 @@ from cdktf_cdktf_provider_aws.emr_managed_scaling_policy import (
     EmrManagedScalingPolicyComputeLimits,
 )
 from cdktf_cdktf_provider_aws.emr_security_configuration import EmrSecurityConfiguration
+from cdktf_cdktf_provider_aws.flow_log import FlowLog
 from cdktf_cdktf_provider_aws.glue_catalog_database import GlueCatalogDatabase
 from cdktf_cdktf_provider_aws.iam_instance_profile import IamInstanceProfile
 from cdktf_cdktf_provider_aws.iam_policy import IamPolicy
@@ -34,6 +36,8 @@ from cdktf_cdktf_provider_aws.lakeformation_permissions import (
     LakeformationPermissionsTable,
 )
 from cdktf_cdktf_provider_aws.provider import AwsProvider
+from cdktf_cdktf_provider_aws.route_table import RouteTable
+from cdktf_cdktf_provider_aws.route_table_association import RouteTableAssociation
 from cdktf_cdktf_provider_aws.s3_bucket import S3Bucket
 from cdktf_cdktf_provider_aws.s3_bucket_lifecycle_configuration import (
     S3BucketLifecycleConfiguration,
@@ -65,8 +69,9 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
     SchedulerScheduleTarget,
     SchedulerScheduleTargetRetryPolicy,
 )
-from cdktf_cdktf_provider_aws.security_group import SecurityGroup
+from cdktf_cdktf_provider_aws.security_group import SecurityGroup, SecurityGroupEgress, SecurityGroupIngress
 from cdktf_cdktf_provider_aws.subnet import Subnet
 from cdktf_cdktf_provider_aws.vpc import Vpc
+from cdktf_cdktf_provider_aws.vpc_endpoint import VpcEndpoint
 
 __all__ = [name for name in dir() if name[0].isupper()]

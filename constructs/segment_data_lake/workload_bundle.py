@@ -5,6 +5,7 @@ dependency downloads), so the content-addressed S3 key only changes when the app
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -45,8 +46,9 @@ def dependency_wheels(requirements: Path) -> Path:
     return target
 
 
+@functools.lru_cache(maxsize=None)
 def build_bundle(workload_dir: Path = WORKLOAD_DIR, out_dir: Path | None = None) -> Path:
-    """A folder holding ``wheels/``, ``bootstrap.sh`` and ``step_entry.py``."""
+    """A folder holding ``wheels/``, ``bootstrap.sh`` and ``step_entry.py``; built once per process."""
     out_dir = out_dir or CACHE_DIR / "workload-bundle"
     shutil.rmtree(out_dir, ignore_errors=True)
     wheels = out_dir / "wheels"

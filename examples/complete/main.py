@@ -1,0 +1,107 @@
+"""Everything created here: the bucket, a VPC whose private subnet reaches AWS only
+through VPC endpoints, the lake with Glue databases and Lake Formation grants."""
+from cdktf import App, TerraformStack
+from constructs import Construct
+
+from segment_data_lake import (
+    DataLakeBucketProps,
+    DataLakeRolesProps,
+    EmrClusterProps,
+    ManagedScaling,
+    SegmentDataLake,
+    SegmentDataLakeProps,
+    SegmentSource,
+)
+from segment_data_lake.aws import (
+    AwsProvider,
+    DefaultSecurityGroup,
+    FlowLog,
+    RouteTable,
+    RouteTableAssociation,
+    SecurityGroup,
+    SecurityGroupEgress,
+    SecurityGroupIngress,
+    Subnet,
+    Vpc,
+    VpcEndpoint,
+)
+from segment_data_lake.tagging import EMR_MANAGED_POLICY_TAG
+
+STACK_NAME = "complete"
+REGION = "us-east-1"
+VPC_CIDR = "10.40.0.0/16"
+# What a cluster without internet access calls: S3 through a gateway, the rest through interfaces.
+INTERFACE_ENDPOINTS = ("sts", "glue", "elasticmapreduce", "kms", "logs", "monitoring")
+
+
+class PrivateNetwork(Construct):
+    """A VPC with one private subnet and the endpoints EMR needs there."""
+
+    def __init__(self, scope: Construct, id: str, *, flow_log_bucket_arn: str) -> None:
+        super().__init__(scope, id)
+        tags = dict(EMR_MANAGED_POLICY_TAG, vendor="segment")
+        self.vpc = Vpc(self, "Vpc", cidr_block=VPC_CIDR, enable_dns_support=True, enable_dns_hostnames=True,
+                       tags=dict(tags, Name="segment-data-lake"))
+        DefaultSecurityGroup(self, "DefaultSecurityGroup", vpc_id=self.vpc.id)  # no rules: nothing may use it
+        FlowLog(self, "FlowLog", vpc_id=self.vpc.id, traffic_type="ALL", log_destination_type="s3",
+                log_destination=f"{flow_log_bucket_arn}/logs/vpc-flow/")
+        self.subnet = Subnet(self, "PrivateSubnet", vpc_id=self.vpc.id, cidr_block="10.40.1.0/24",
+                             availability_zone=f"{REGION}a", map_public_ip_on_launch=False,
+                             tags=dict(tags, Name="segment-data-lake-private"))
+        routes = RouteTable(self, "PrivateRoutes", vpc_id=self.vpc.id, tags=tags)
+        RouteTableAssociation(self, "PrivateRoutesAssociation", subnet_id=self.subnet.id, route_table_id=routes.id)
+        VpcEndpoint(self, "S3Endpoint", vpc_id=self.vpc.id, service_name=f"com.amazonaws.{REGION}.s3",
+                    vpc_endpoint_type="Gateway", route_table_ids=[routes.id], tags=tags)
+        endpoint_group = SecurityGroup(
+            self, "EndpointSecurityGroup", name="segment-data-lake-endpoints", vpc_id=self.vpc.id,
+            description="HTTPS from the VPC to the AWS service endpoints",
+            ingress=[SecurityGroupIngress(description="HTTPS from the VPC", from_port=443, to_port=443,
+                                          protocol="tcp", cidr_blocks=[VPC_CIDR])],
+            egress=[SecurityGroupEgress(description="Replies within the VPC", from_port=0, to_port=0,
+                                        protocol="-1", cidr_blocks=[VPC_CIDR])],
+            tags=tags,
+        )
+        for service in INTERFACE_ENDPOINTS:
+            VpcEndpoint(self, f"{service}Endpoint", vpc_id=self.vpc.id, service_name=f"com.amazonaws.{REGION}.{service}",
+                        vpc_endpoint_type="Interface", private_dns_enabled=True, subnet_ids=[self.subnet.id],
+                        security_group_ids=[endpoint_group.id], tags=tags)
+
+
+class CompleteStack(TerraformStack):
+    def __init__(self, scope: Construct, id: str) -> None:
+        super().__init__(scope, id)
+        AwsProvider(self, "aws", region=REGION)
+        bucket_name = "acme-segment-data-lake-complete"
+        self.network = PrivateNetwork(self, "Network", flow_log_bucket_arn=f"arn:aws:s3:::{bucket_name}")
+        self.lake = SegmentDataLake(self, "Lake", props=SegmentDataLakeProps(
+            bucket=DataLakeBucketProps(bucket_name=bucket_name, create_bucket=True, stage_expiration_days=7),
+            access=DataLakeRolesProps(external_ids=["acmeworkspace123", "acmestaging456"], name_suffix="-complete"),
+            cluster=EmrClusterProps(
+                subnet_id=self.network.subnet.id,
+                name="segment-data-lake-complete",
+                core_instance_type="m5.2xlarge",
+                task_instance_type="m5.2xlarge",
+                ebs_volume_size_gb=128,
+                managed_scaling=ManagedScaling(minimum_units=2, maximum_units=12, maximum_on_demand_units=4,
+                                               maximum_core_units=2),
+                termination_protection=True,
+            ),
+            sources=[
+                SegmentSource(source_id="Kq8dV1bX2c", slug="acme_web"),
+                SegmentSource(source_id="Zt4mN8pQ1r", slug="acme_backend", date_partition="day"),
+            ],
+            schedule_expression="rate(1 hour)",
+            create_glue_databases=True,
+            lake_formation=True,
+            tags={"team": "data", "env": "prod"},
+        ))
+
+
+def build(app: App) -> TerraformStack:
+    return CompleteStack(app, STACK_NAME)
+
+
+if __name__ == "__main__":
+    app = App()
+    build(app)
+    app.synth()

@@ -1,0 +1,38 @@
+"""The common case: an existing bucket and an existing subnet, one source."""
+from cdktf import App, TerraformStack
+from constructs import Construct
+
+from segment_data_lake import (
+    DataLakeBucketProps,
+    DataLakeRolesProps,
+    EmrClusterProps,
+    SegmentDataLake,
+    SegmentDataLakeProps,
+    SegmentSource,
+)
+from segment_data_lake.aws import AwsProvider
+
+STACK_NAME = "existing-bucket"
+
+
+class ExistingBucketStack(TerraformStack):
+    def __init__(self, scope: Construct, id: str) -> None:
+        super().__init__(scope, id)
+        AwsProvider(self, "aws", region="us-west-2")
+        self.lake = SegmentDataLake(self, "Lake", props=SegmentDataLakeProps(
+            bucket=DataLakeBucketProps(bucket_name="acme-segment-data-lake"),
+            access=DataLakeRolesProps(external_ids=["acmeworkspace123"], name_suffix="-prod"),
+            cluster=EmrClusterProps(subnet_id="subnet-0a1b2c3d4e5f60718"),
+            sources=[SegmentSource(source_id="Kq8dV1bX2c", slug="acme_web")],
+            tags={"team": "data"},
+        ))
+
+
+def build(app: App) -> TerraformStack:
+    return ExistingBucketStack(app, STACK_NAME)
+
+
+if __name__ == "__main__":
+    app = App()
+    build(app)
+    app.synth()

@@ -1,0 +1,42 @@
+"""Two sources (web and iOS) sharing one Glue database, kept apart by table prefixes."""
+from cdktf import App, TerraformStack
+from constructs import Construct
+
+from segment_data_lake import (
+    DataLakeBucketProps,
+    DataLakeRolesProps,
+    EmrClusterProps,
+    SegmentDataLake,
+    SegmentDataLakeProps,
+    SegmentSource,
+)
+from segment_data_lake.aws import AwsProvider
+
+STACK_NAME = "shared-database"
+
+
+class SharedDatabaseStack(TerraformStack):
+    def __init__(self, scope: Construct, id: str) -> None:
+        super().__init__(scope, id)
+        AwsProvider(self, "aws", region="eu-west-1")
+        self.lake = SegmentDataLake(self, "Lake", props=SegmentDataLakeProps(
+            bucket=DataLakeBucketProps(bucket_name="acme-segment-lake-eu"),
+            access=DataLakeRolesProps(external_ids=["acmeworkspace123"]),
+            cluster=EmrClusterProps(subnet_id="subnet-0f1e2d3c4b5a69788"),
+            sources=[
+                SegmentSource(source_id="Web1234567", slug="acme-web", glue_database="acme", table_prefix="web_"),
+                SegmentSource(source_id="Ios1234567", slug="acme-ios", glue_database="acme", table_prefix="ios_",
+                              date_partition="year_month_day_hour"),
+            ],
+            create_glue_databases=True,
+        ))
+
+
+def build(app: App) -> TerraformStack:
+    return SharedDatabaseStack(app, STACK_NAME)
+
+
+if __name__ == "__main__":
+    app = App()
+    build(app)
+    app.synth()

@@ -1,0 +1,80 @@
+"""The bucket: lifecycle on an existing bucket, secure defaults on a created one."""
+import json
+
+from stack_helpers import as_list, named, only, policy, resources
+
+
+def rules_by_id(stack):
+    return {rule["id"]: rule for rule in only(stack, "aws_s3_bucket_lifecycle_configuration")["rule"]}
+
+
+def test_existing_bucket_gets_only_a_lifecycle(lake):
+    assert resources(lake, "aws_s3_bucket") == {}
+    lifecycle = only(lake, "aws_s3_bucket_lifecycle_configuration")
+    assert lifecycle["bucket"] == "my-company-segment-data-lake"
+
+
+def test_stage_objects_expire_after_14_days_and_multipart_uploads_after_7(lake):
+    rules = rules_by_id(lake)
+    stage = rules["segment-stage-expiration"]
+    assert stage["status"] == "Enabled"
+    assert stage["filter"] == [{"prefix": "segment-stage/"}]
+    assert stage["expiration"] == [{"days": 14}]
+    multipart = rules["abort-incomplete-multipart-uploads"]
+    assert multipart["abort_incomplete_multipart_upload"] == [{"days_after_initiation": 7}]
+    assert multipart["filter"] == [{"prefix": ""}]
+    assert "expire-noncurrent-versions" not in rules  # an existing bucket's versioning is not ours
+
+
+def test_created_bucket_has_secure_defaults(synthesized):
+    stack = synthesized.stacks["complete"]
+    bucket = only(stack, "aws_s3_bucket")
+    assert bucket["bucket"] == "acme-segment-data-lake-complete"
+    assert bucket["tags"]["vendor"] == "segment"
+    block = only(stack, "aws_s3_bucket_public_access_block")
+    assert all(block[k] is True for k in ("block_public_acls", "block_public_policy", "ignore_public_acls",
+                                          "restrict_public_buckets"))
+    assert only(stack, "aws_s3_bucket_ownership_controls")["rule"]["object_ownership"] == "BucketOwnerEnforced"
+    encryption = only(stack, "aws_s3_bucket_server_side_encryption_configuration")["rule"][0]
+    assert encryption["apply_server_side_encryption_by_default"]["sse_algorithm"] == "AES256"
+    assert only(stack, "aws_s3_bucket_versioning")["versioning_configuration"]["status"] == "Enabled"
+    tls = policy(only(stack, "aws_s3_bucket_policy"))["Statement"][0]
+    assert tls["Effect"] == "Deny" and tls["Principal"] == "*"
+    assert tls["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    assert as_list(tls["Resource"])[1].endswith("/*")
+
+
+def test_created_bucket_configures_stage_days_and_expires_old_versions(synthesized):
+    rules = rules_by_id(synthesized.stacks["complete"])
+    assert rules["segment-stage-expiration"]["expiration"] == [{"days": 7}]
+    assert rules["expire-noncurrent-versions"]["noncurrent_version_expiration"] == [{"noncurrent_days": 30}]
+
+
+def test_standalone_bucket_with_extra_rules_and_kms():
+    from cdktf import App, TerraformStack, Testing
+    from segment_data_lake import DataLakeBucket, DataLakeBucketProps
+    from segment_data_lake.aws import (
+        AwsProvider,
+        S3BucketLifecycleConfigurationRule,
+        S3BucketLifecycleConfigurationRuleExpiration,
+        S3BucketLifecycleConfigurationRuleFilter,
+    )
+
+    stack = TerraformStack(Testing.app(), "bucket-alone")
+    AwsProvider(stack, "aws", region="us-east-1")
+    archive = S3BucketLifecycleConfigurationRule(
+        id="expire-exports", status="Enabled", filter=[S3BucketLifecycleConfigurationRuleFilter(prefix="exports/")],
+        expiration=[S3BucketLifecycleConfigurationRuleExpiration(days=90)])
+    bucket = DataLakeBucket(stack, "Bucket", partition="aws", props=DataLakeBucketProps(
+        bucket_name="lake-alone", create_bucket=True, extra_lifecycle_rules=[archive],
+        kms_key_arn="arn:aws:kms:us-east-1:123456789012:key/abc", abort_incomplete_multipart_days=3))
+    synthesized = json.loads(Testing.synth(stack))
+    rules = rules_by_id(synthesized)
+    assert rules["expire-exports"]["filter"] == [{"prefix": "exports/"}]
+    assert rules["abort-incomplete-multipart-uploads"]["abort_incomplete_multipart_upload"] == [
+        {"days_after_initiation": 3}]
+    by_default = only(synthesized, "aws_s3_bucket_server_side_encryption_configuration")["rule"][0]
+    assert by_default["apply_server_side_encryption_by_default"] == {
+        "sse_algorithm": "aws:kms", "kms_master_key_id": "arn:aws:kms:us-east-1:123456789012:key/abc"}
+    assert by_default["bucket_key_enabled"] is True
+    assert bucket.bucket is not None and bucket.lifecycle is not None
