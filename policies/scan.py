@@ -150,7 +150,10 @@ def scan(paths: list[str], skips_file: Path, findings_file: Path) -> list[str]:
     accepted_findings = json.loads(findings_file.read_text())
     problems = []
     for stack_file in stack_files(paths):
-        stack = json.loads(stack_file.read_text())
+        try:
+            stack = json.loads(stack_file.read_text())
+        except ValueError as error:
+            raise ScanError(f"could not parse {stack_file} ({error}): re-synthesize it") from None
         found, counts = checkov_problems(stack_file, stack, skips)
         lint, linted = parliament_problems(stack_file, stack, accepted_findings)
         problems += found + lint

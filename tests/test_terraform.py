@@ -1,0 +1,44 @@
+"""terraform validate on every synthesized stack, offline from the provider mirror; `make synth`."""
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import APPS, REPO
+
+PLUGIN_DIR = Path(os.environ.get("TF_PLUGIN_DIR", "/opt/tf-plugins"))
+
+
+def terraform() -> str:
+    path = shutil.which("terraform")
+    # CI must fail, not skip, when the tool the tests rely on is missing.
+    assert path, "terraform is not on PATH: install terraform 1.11.4"
+    assert (PLUGIN_DIR / "registry.terraform.io" / "hashicorp" / "aws" / "5.100.0").is_dir(), (
+        f"{PLUGIN_DIR} lacks hashicorp/aws 5.100.0: terraform init cannot run offline")
+    return path
+
+
+def run(args, cwd):
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("name", sorted(APPS))
+def test_stack_passes_terraform_validate(synthesized, name):
+    binary = terraform()
+    stack_dir = synthesized.stack_dir(name)
+    init = run([binary, "init", "-backend=false", "-input=false", f"-plugin-dir={PLUGIN_DIR}"], stack_dir)
+    assert init.returncode == 0, init.stderr
+    validate = run([binary, "validate", "-json"], stack_dir)
+    report = json.loads(validate.stdout)
+    assert report["valid"] is True, report["diagnostics"]
+    assert report["error_count"] == 0
+
+
+def test_make_synth_writes_the_stack_without_the_cdktf_cli():
+    result = run(["make", "--no-print-directory", "synth"], REPO)
+    assert result.returncode == 0, result.stderr[-2000:]
+    stack = json.loads((REPO / "cdktf.out" / "stacks" / "segment-data-lake" / "cdk.tf.json").read_text())
+    assert "aws_emr_cluster" in stack["resource"]
+    assert json.loads((REPO / "cdktf.json").read_text())["app"] == "python main.py"

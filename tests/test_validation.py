@@ -1,0 +1,133 @@
+"""Every bad input fails at construction with one line naming the value and the fix."""
+import pytest
+
+from segment_data_lake import (
+    DataLakeBucketProps,
+    DataLakeConfigError,
+    DataLakeRolesProps,
+    EmrClusterProps,
+    ManagedScaling,
+    SegmentDataLakeProps,
+    SegmentSource,
+)
+from segment_data_lake import validation
+
+SUBNET = "subnet-0123456789abcdef0"
+
+
+def props(**overrides):
+    base = dict(bucket=DataLakeBucketProps(bucket_name="lake-bucket"),
+                access=DataLakeRolesProps(external_ids=["ws1"]),
+                cluster=EmrClusterProps(subnet_id=SUBNET),
+                sources=[SegmentSource(source_id="abc123", slug="web")])
+    base.update(overrides)
+    return SegmentDataLakeProps(**base)
+
+
+CASES = [
+    # (callable, expected message)
+    (lambda: DataLakeRolesProps(external_ids=[]), "external_ids is empty: pass your Segment workspace id(s)"),
+    (lambda: DataLakeRolesProps(external_ids=[""]), "invalid external id '': use 2-1224 characters"),
+    (lambda: DataLakeRolesProps(external_ids=["bad id!"]), "invalid external id 'bad id!'"),
+    (lambda: DataLakeRolesProps(external_ids=["ws1", "ws1"]), "external_ids ['ws1', 'ws1'] repeats a value"),
+    (lambda: DataLakeRolesProps(external_ids=["ws1"], vendor_principals=[]), "vendor_principals is empty"),
+    (lambda: DataLakeRolesProps(external_ids=["ws1"], vendor_principals=["segment"]),
+     "invalid vendor_principals entry 'segment': use an IAM role, user or account root ARN"),
+    (lambda: DataLakeRolesProps(external_ids=["ws1"], name_suffix="-has space"), "invalid name suffix '-has space'"),
+    (lambda: DataLakeBucketProps(bucket_name="My_Bucket"), "invalid S3 bucket name 'My_Bucket': use 3-63 lowercase"),
+    (lambda: DataLakeBucketProps(bucket_name="ab"), "invalid S3 bucket name 'ab'"),
+    (lambda: DataLakeBucketProps(bucket_name="a..b"), "invalid S3 bucket name 'a..b': remove adjacent dots"),
+    (lambda: DataLakeBucketProps(bucket_name="192.168.1.10"), "invalid S3 bucket name '192.168.1.10': use a name, not an IP address"),
+    (lambda: DataLakeBucketProps(bucket_name="xn--lake"), "invalid S3 bucket name 'xn--lake': avoid the prefixes"),
+    (lambda: DataLakeBucketProps(bucket_name="lake-bucket", stage_expiration_days=0),
+     "stage_expiration_days is 0: it must be a whole number of at least 1"),
+    (lambda: DataLakeBucketProps(bucket_name="lake-bucket", abort_incomplete_multipart_days=-1),
+     "abort_incomplete_multipart_days is -1"),
+    (lambda: DataLakeBucketProps(bucket_name="lake-bucket", kms_key_arn="arn:aws:kms:us-east-1:1:key/x"),
+     "kms_key_arn is set for an existing bucket"),
+    (lambda: EmrClusterProps(subnet_id="subnet-nope"), "invalid subnet id 'subnet-nope'"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, release_label="7.13.0"),
+     "unknown EMR release label format '7.13.0': use emr-MAJOR.MINOR.PATCH"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, release_label="emr-5.36.0"), "EMR release 'emr-5.36.0' is too old"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, core_instance_count=0), "core_instance_count is 0: it must be a whole number of at least 1"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, task_instance_count=0), "task_instance_count is 0"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, core_instance_count=3),
+     "core_instance_count (3) is greater than managed scaling maximum_core_units (2)"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, ebs_volume_size_gb=10), "ebs_volume_size_gb is 10: it must be a whole number of at least 15"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, ebs_volume_type="magnetic"), "unknown EBS volume type 'magnetic'"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, master_instance_type="large"), "invalid master instance type 'large'"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, tags={"vendor": "acme"}), "tag vendor='acme' would hide the cluster from Segment"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, extra_applications=["Spark"]), "extra application 'Spark' is always installed"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, extra_configurations=[{"Properties": {}}]), "has no 'Classification'"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, in_transit_certificate_s3_uri="certs.zip"), "invalid in-transit certificate URI 'certs.zip'"),
+    (lambda: ManagedScaling(minimum_units=9), "managed scaling minimum_units (9) is greater than maximum_units (8)"),
+    (lambda: ManagedScaling(maximum_on_demand_units=10), "maximum_on_demand_units (10) is greater than maximum_units (8)"),
+    (lambda: ManagedScaling(maximum_core_units=9), "maximum_core_units (9) is greater than maximum_units (8)"),
+    (lambda: ManagedScaling(minimum_units=0), "managed scaling minimum_units is 0"),
+    (lambda: SegmentSource(source_id="", slug="web"), "invalid source id ''"),
+    (lambda: SegmentSource(source_id="abc-123", slug="web"), "invalid source id 'abc-123'"),
+    (lambda: SegmentSource(source_id="abc", slug="Web App"), "invalid source slug 'Web App'"),
+    (lambda: SegmentSource(source_id="abc", slug="web", date_partition="hourly"),
+     "unknown date partition 'hourly': use one of day_hour, year_month_day_hour, year_month_day, day"),
+    (lambda: SegmentSource(source_id="abc", slug="web", glue_database="My-DB"), "invalid Glue database name 'My-DB'"),
+    (lambda: SegmentSource(source_id="abc", slug="web", table_prefix="Ios-"), "invalid table prefix 'Ios-'"),
+    (lambda: props(sources=[]), "sources is empty"),
+    (lambda: props(sources=[SegmentSource(source_id="a1", slug="web"), SegmentSource(source_id="a1", slug="ios")]),
+     "source id 'a1' is listed twice"),
+    (lambda: props(sources=[SegmentSource(source_id="a1", slug="web", glue_database="shared"),
+                            SegmentSource(source_id="a2", slug="ios", glue_database="shared")]),
+     "sources web (prefix ''), ios (prefix '') share Glue database 'shared': give each a distinct non-empty table_prefix"),
+    (lambda: props(sources=[SegmentSource(source_id="a1", slug="web", glue_database="shared", table_prefix="x_"),
+                            SegmentSource(source_id="a2", slug="ios", glue_database="shared", table_prefix="x_")]),
+     "share Glue database 'shared'"),
+    (lambda: props(schedule_expression="every 2 hours"), "invalid schedule expression 'every 2 hours'"),
+    (lambda: props(lake_formation=True, lake_formation_role_arns=["SegmentEMRInstanceProfile"]),
+     "invalid lake_formation_role_arns entry 'SegmentEMRInstanceProfile': Lake Formation needs an IAM role ARN"),
+    (lambda: props(lake_formation_role_arns=["arn:aws:iam::123456789012:role/analyst"]),
+     "lake_formation_role_arns is set but lake_formation is False"),
+    (lambda: props(tags={"aws:owner": "x"}), "invalid tag key 'aws:owner'"),
+]
+
+
+@pytest.mark.parametrize("build,message", CASES, ids=[m[:40] for _, m in CASES])
+def test_bad_input_is_rejected_with_a_clear_message(build, message):
+    with pytest.raises(DataLakeConfigError) as error:
+        build()
+    text = str(error.value)
+    assert message in text
+    assert "\n" not in text
+
+
+def test_good_input_passes():
+    lake = props(sources=[SegmentSource(source_id="a1", slug="web-app", table_prefix="web_"),
+                          SegmentSource(source_id="a2", slug="ios", glue_database="web_app", table_prefix="ios_")])
+    assert lake.sources[0].database == "web_app"
+
+
+def test_extra_lifecycle_rule_ids_are_checked():
+    from segment_data_lake.aws import S3BucketLifecycleConfigurationRule
+
+    with pytest.raises(DataLakeConfigError, match="extra lifecycle rule id 'segment-stage-expiration' is used by the data lake"):
+        DataLakeBucketProps(bucket_name="lake-bucket", extra_lifecycle_rules=[
+            S3BucketLifecycleConfigurationRule(id="segment-stage-expiration", status="Enabled")])
+    with pytest.raises(DataLakeConfigError, match="give every rule a unique non-empty 'id'"):
+        DataLakeBucketProps(bucket_name="lake-bucket", extra_lifecycle_rules=[
+            S3BucketLifecycleConfigurationRule(id="a", status="Enabled"),
+            S3BucketLifecycleConfigurationRule(id="a", status="Enabled")])
+
+
+def test_schedule_expression_forms():
+    for good in ("rate(2 hours)", "rate(1 hour)", "cron(0 */2 * * ? *)", "at(2027-01-01T00:00:00)"):
+        assert validation.schedule_expression(good) == good
+
+
+def test_main_rejects_malformed_sources_setting():
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("app_main", Path(__file__).resolve().parents[1] / "main.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(SystemExit, match="SEGMENT_SOURCES='abc': write comma-separated source_id:slug pairs"):
+        module.sources_from("abc")
+    assert [s.slug for s in module.sources_from("a1:web, a2:ios")] == ["web", "ios"]
