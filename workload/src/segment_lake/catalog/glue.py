@@ -1,0 +1,90 @@
+"""The AWS Glue Data Catalog through boto3. Writes only what changed: columns are appended with
+SkipArchive (Glue keeps at most 100,000 versions of a table) and partitions are created only
+when missing, in batches Glue accepts."""
+from __future__ import annotations
+
+import os
+
+from ..route import partition_path
+
+PARQUET_STORAGE = {
+    "InputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+    "OutputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+    "SerdeInfo": {"SerializationLibrary": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+                  "Parameters": {"serialization.format": "1"}},
+}
+# update_table accepts only these keys of what get_table returns.
+TABLE_INPUT_KEYS = ("Name", "Description", "Owner", "Retention", "StorageDescriptor", "PartitionKeys", "TableType",
+                    "Parameters", "ViewOriginalText", "ViewExpandedText", "TargetTable")
+GET_BATCH, CREATE_BATCH = 1000, 100
+
+
+def glue_location(uri: str) -> str:
+    """Glue readers (Athena, EMR) expect s3:// locations even when Spark wrote through s3a://."""
+    return "s3://" + uri.split("://", 1)[1] if uri.startswith(("s3a://", "s3n://")) else uri
+
+
+class GlueCatalog:
+    def __init__(self, client=None, catalog_id: str | None = None) -> None:
+        if client is None:
+            import boto3
+
+            client = boto3.client("glue", endpoint_url=os.environ.get("SEGMENT_LAKE_GLUE_ENDPOINT") or None)
+        self.glue = client
+        self._catalog = {"CatalogId": catalog_id} if catalog_id else {}
+
+    def table_columns(self, database, table):
+        try:
+            found = self.glue.get_table(DatabaseName=database, Name=table, **self._catalog)["Table"]
+        except self.glue.exceptions.EntityNotFoundException:
+            return None
+        return [(c["Name"], c["Type"]) for c in found["StorageDescriptor"]["Columns"]]
+
+    def ensure_database(self, database):
+        try:
+            self.glue.get_database(Name=database, **self._catalog)
+            return False
+        except self.glue.exceptions.EntityNotFoundException:
+            self.glue.create_database(DatabaseInput={"Name": database}, **self._catalog)
+            return True
+
+    def create_table(self, database, table, columns, partition_keys, location):
+        self.glue.create_table(DatabaseName=database, **self._catalog, TableInput={
+            "Name": table,
+            "TableType": "EXTERNAL_TABLE",
+            "Parameters": {"EXTERNAL": "TRUE", "classification": "parquet"},
+            "PartitionKeys": [{"Name": k, "Type": "string"} for k in partition_keys],
+            "StorageDescriptor": {"Columns": [{"Name": n, "Type": t} for n, t in columns],
+                                  "Location": glue_location(location), **PARQUET_STORAGE},
+        })
+
+    def add_columns(self, database, table, columns):
+        current = self.glue.get_table(DatabaseName=database, Name=table, **self._catalog)["Table"]
+        table_input = {k: current[k] for k in TABLE_INPUT_KEYS if k in current}
+        descriptor = dict(table_input["StorageDescriptor"])
+        descriptor["Columns"] = list(descriptor["Columns"]) + [{"Name": n, "Type": t} for n, t in columns]
+        table_input["StorageDescriptor"] = descriptor
+        self.glue.update_table(DatabaseName=database, TableInput=table_input, SkipArchive=True, **self._catalog)
+
+    def add_partitions(self, database, table, partition_keys, partitions, location):
+        wanted = [list(values) for values in partitions]
+        existing = set()
+        for start in range(0, len(wanted), GET_BATCH):
+            chunk = [{"Values": values} for values in wanted[start:start + GET_BATCH]]
+            found = self.glue.batch_get_partition(DatabaseName=database, TableName=table,
+                                                  PartitionsToGet=chunk, **self._catalog)
+            existing.update(tuple(p["Values"]) for p in found.get("Partitions", []))
+        missing = [values for values in wanted if tuple(values) not in existing]
+        descriptor = self.glue.get_table(DatabaseName=database, Name=table, **self._catalog)["Table"]["StorageDescriptor"]
+        for start in range(0, len(missing), CREATE_BATCH):
+            inputs = [{"Values": values, "StorageDescriptor": {
+                **descriptor, "Location": glue_location(location).rstrip("/") + "/" + partition_path(partition_keys, values)}}
+                for values in missing[start:start + CREATE_BATCH]]
+            result = self.glue.batch_create_partition(DatabaseName=database, TableName=table,
+                                                      PartitionInputList=inputs, **self._catalog)
+            errors = [e for e in result.get("Errors", []) if e["ErrorDetail"].get("ErrorCode") != "AlreadyExistsException"]
+            if errors:
+                detail = errors[0]["ErrorDetail"]
+                raise RuntimeError(f"Glue refused partitions of {database}.{table}: {detail.get('ErrorCode')}: "
+                                   f"{detail.get('ErrorMessage')}")
+        return len(missing)

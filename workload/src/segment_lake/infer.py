@@ -1,0 +1,77 @@
+"""Column types: inferred over a whole run, merged with the catalog's, over an explicit lattice.
+
+bigint < decimal(38,6) < string; boolean < string; timestamp < string. A column
+the catalog already has keeps its type; new columns go at the end, in the order
+first seen (earliest receivedAt, then messageId, then key position).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import reduce
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+BIGINT, DECIMAL, STRING, BOOLEAN, TIMESTAMP = "bigint", "decimal(38,6)", "string", "boolean", "timestamp"
+TYPE_OF_KIND = {"b": BOOLEAN, "i": BIGINT, "d": DECIMAL, "t": TIMESTAMP, "s": STRING}
+# Segment's timestamp fields are timestamps whatever a run's values look like.
+ALWAYS_TIMESTAMP = ("timestamp", "original_timestamp", "sent_at", "received_at")
+
+
+def least_upper_bound(a: str, b: str) -> str:
+    if a == b:
+        return a
+    if {a, b} == {BIGINT, DECIMAL}:
+        return DECIMAL
+    return STRING
+
+
+def type_of_kinds(kinds) -> str:
+    """The type of a column whose values in this run had ``kinds`` (``i``, ``d``, ...)."""
+    return reduce(least_upper_bound, sorted(TYPE_OF_KIND[k] for k in kinds))
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """Columns of one table in order, with their types; ``new_columns`` are the ones this run adds."""
+
+    columns: tuple[tuple[str, str], ...]
+    new_columns: tuple[str, ...]
+
+    @property
+    def types(self) -> dict[str, str]:
+        return dict(self.columns)
+
+
+def plan_schema(existing: list[tuple[str, str]] | None, observed: list[tuple[str, set[str], tuple]]) -> TableSchema:
+    """Merge the catalog's columns (``existing``, or None for a new table) with this run's
+    ``observed`` columns: (column, kinds seen, first-seen key)."""
+    columns = list(existing or [])
+    known = {name for name, _ in columns}
+    new = []
+    for column, kinds, _ in sorted(observed, key=lambda item: item[2]):
+        if column in known or not kinds:  # a column only ever null this run waits for a value
+            continue
+        inferred = TIMESTAMP if column in ALWAYS_TIMESTAMP else type_of_kinds(kinds)
+        columns.append((column, inferred))
+        known.add(column)
+        new.append(column)
+    return TableSchema(tuple(columns), tuple(new))
+
+
+def observed_columns(events: DataFrame) -> dict[str, list[tuple[str, set[str], tuple]]]:
+    """table -> [(column, kinds, first-seen key)] over every event of the run (one aggregation)."""
+    exploded = events.select(
+        "table", "_received_at", "_message_id", F.posexplode("columns").alias("position", "column"), "fields")
+    rows = (exploded
+            .select("table", "column", F.substring(F.element_at("fields", F.col("column")), 1, 1).alias("kind"),
+                    F.struct("_received_at", "_message_id", "position").alias("seen"))
+            .groupBy("table", "column")
+            .agg(F.collect_set("kind").alias("kinds"), F.min("seen").alias("first_seen"))
+            .collect())
+    by_table: dict[str, list] = {}
+    for row in rows:
+        first = row.first_seen
+        by_table.setdefault(row.table, []).append(
+            (row.column, {k for k in row.kinds if k}, (first._received_at, first._message_id, first.position)))
+    return by_table

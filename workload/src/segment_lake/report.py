@@ -1,0 +1,72 @@
+"""The sync report: one JSON object per line, in the columns of Segment's sync_reports, written
+to ``segment-data/reports/day=<day>/source=<source>/run_id=<run>/report.json``."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+
+@dataclass
+class TableResult:
+    table_name: str
+    database: str
+    row_count: int = 0
+    partitions: list[str] = field(default_factory=list)
+    new_columns: list[str] = field(default_factory=list)
+    is_new: bool = False
+
+
+@dataclass
+class RunResult:
+    source_id: str
+    run_id: str
+    database: str
+    start_time: datetime
+    finish_time: datetime | None = None
+    status: str = "finished"
+    error: str | None = None
+    error_code: str | None = None
+    read_count: int = 0
+    row_count: int = 0
+    duplicate_count: int = 0
+    rejected_count: int = 0
+    discarded_value_count: int = 0
+    tables: list[TableResult] = field(default_factory=list)
+    workspace_id: str | None = None
+    emr_cluster_id: str | None = None
+    s3_bucket: str | None = None
+
+
+def _time(moment: datetime | None) -> str | None:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if moment else None
+
+
+def report_lines(run: RunResult) -> list[dict]:
+    """The source line, then one event line per table."""
+    finish = run.finish_time or datetime.now(timezone.utc)
+    common = {
+        "workspace_id": run.workspace_id, "source_id": run.source_id, "run_id": run.run_id,
+        "start_time": _time(run.start_time), "finish_time": _time(finish),
+        "duration_mins": int((finish - run.start_time).total_seconds() // 60), "status": run.status,
+        "error": run.error, "error_code": run.error_code, "replay": False, "replay_from": None, "replay_to": None,
+        "emr_cluster_id": run.emr_cluster_id, "s3_bucket": run.s3_bucket,
+    }
+    source = {"type": "source", **common, "table_name": None, "database": run.database,
+              "partitions": sorted({p for t in run.tables for p in t.partitions}),
+              "new_columns": [], "row_count": run.row_count, "is_new": any(t.is_new for t in run.tables),
+              "read_count": run.read_count, "duplicate_count": run.duplicate_count,
+              "rejected_count": run.rejected_count, "discarded_value_count": run.discarded_value_count}
+    events = [{"type": "event", **common, "table_name": t.table_name, "database": t.database,
+               "partitions": t.partitions, "new_columns": t.new_columns, "row_count": t.row_count,
+               "is_new": t.is_new} for t in sorted(run.tables, key=lambda t: t.table_name)]
+    return [source, *events]
+
+
+def report_path(run: RunResult) -> str:
+    day = run.start_time.astimezone(timezone.utc).strftime("%Y-%m-%d")
+    return f"segment-data/reports/day={day}/source={run.source_id}/run_id={run.run_id}/report.json"
+
+
+def render(run: RunResult) -> str:
+    return "".join(json.dumps(line, sort_keys=True) + "\n" for line in report_lines(run))

@@ -1,0 +1,74 @@
+"""What one sync is asked to do, validated before Spark starts."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import InvalidSettings
+from .route import DATE_PARTITIONS
+from .slug import slug
+from .storage import normalize_uri
+
+URI_SCHEMES = ("file", "s3", "s3a")
+CATALOGS = ("local", "glue")
+
+
+def _check(value: str, pattern: str, what: str, advice: str) -> None:
+    if not re.fullmatch(pattern, value or ""):
+        raise InvalidSettings(f"invalid {what} {value!r}: {advice}")
+
+
+def _uri(value: str, what: str) -> str:
+    if not value:
+        raise InvalidSettings(f"{what} is empty: pass a local path or a file://, s3:// or s3a:// URI")
+    scheme = value.split("://", 1)[0] if "://" in value else "file"
+    if scheme not in URI_SCHEMES:
+        raise InvalidSettings(f"unsupported {what} {value!r}: use a local path or a file://, s3:// or s3a:// URI")
+    return normalize_uri(value)
+
+
+@dataclass(frozen=True)
+class SyncSettings:
+    """One sync of one source. ``database`` defaults to the slug of the source slug, else of the source id."""
+
+    source_id: str
+    input_uri: str
+    lake_uri: str
+    source_slug: str | None = None
+    glue_database: str | None = None
+    table_prefix: str = ""
+    date_partition: str = "day_hour"
+    catalog: str = "local"
+    max_records_per_file: int = 5_000_000
+    workspace_id: str | None = None
+
+    def __post_init__(self) -> None:
+        _check(self.source_id, r"[A-Za-z0-9]{1,64}", "source id", "use the Segment source id (letters and digits)")
+        object.__setattr__(self, "input_uri", _uri(self.input_uri, "--input"))
+        object.__setattr__(self, "lake_uri", _uri(self.lake_uri, "--lake"))
+        if self.glue_database is not None:
+            _check(self.glue_database, r"[a-z0-9_]{1,255}", "Glue database", "use lower-case letters, digits and '_'")
+        _check(self.table_prefix, r"([a-z0-9][a-z0-9_]{0,49})?", "table prefix", "use lower-case letters, digits and '_'")
+        if self.date_partition not in DATE_PARTITIONS:
+            raise InvalidSettings(f"unknown date partition {self.date_partition!r}: use one of {', '.join(DATE_PARTITIONS)}")
+        if self.catalog not in CATALOGS:
+            raise InvalidSettings(f"unknown catalog {self.catalog!r}: use local or glue")
+        if self.catalog == "local" and not self.lake_uri.startswith("file:"):
+            raise InvalidSettings(f"--catalog local keeps its metastore in the lake folder, so it needs a local --lake, "
+                                  f"not {self.lake_uri!r}: use --catalog glue")
+        if not slug(self.database_name_source):
+            raise InvalidSettings(f"source slug {self.source_slug!r} has no letters or digits: pass --glue-database")
+        if self.max_records_per_file < 1:
+            raise InvalidSettings(f"max records per file {self.max_records_per_file} must be at least 1")
+
+    @property
+    def database_name_source(self) -> str:
+        return self.source_slug or self.source_id
+
+    @property
+    def database(self) -> str:
+        return self.glue_database or slug(self.database_name_source)
+
+    @property
+    def is_local_lake(self) -> bool:
+        return self.lake_uri.startswith("file:")

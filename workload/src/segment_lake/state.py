@@ -1,0 +1,65 @@
+"""Per-source sync state, kept in the lake: the pending run's manifest, the files each finished
+run processed, and the messageIds each run landed (for cross-run dedup).
+
+A run first writes its manifest (run id and input files). If it crashes, the next sync redoes
+that same run with the same id and files, so deterministic outputs are overwritten, never doubled.
+The processed-file list advances only after data, discards and catalog are in place.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from .storage import LakeStorage, join
+
+
+@dataclass(frozen=True)
+class RunManifest:
+    run_id: str
+    files: tuple[str, ...]
+    start_time: str
+
+    def to_json(self) -> str:
+        return json.dumps({"run_id": self.run_id, "files": list(self.files), "start_time": self.start_time})
+
+    @staticmethod
+    def from_json(text: str) -> "RunManifest":
+        data = json.loads(text)
+        return RunManifest(data["run_id"], tuple(data["files"]), data["start_time"])
+
+
+class SourceState:
+    def __init__(self, storage: LakeStorage, lake: str, source_id: str) -> None:
+        self.storage = storage
+        self.root = join(lake, "segment-data", "state", source_id)
+        self.pending_uri = join(self.root, "pending.json")
+        self.processed_uri = join(self.root, "processed")
+        self.landed_uri = join(self.root, "landed")
+
+    def pending(self) -> RunManifest | None:
+        if not self.storage.exists(self.pending_uri):
+            return None
+        return RunManifest.from_json(self.storage.read_text(self.pending_uri))
+
+    def begin(self, manifest: RunManifest) -> None:
+        self.storage.write_text(self.pending_uri, manifest.to_json())
+
+    def processed_files(self) -> set[str]:
+        done: set[str] = set()
+        for info in self.storage.list_files(self.processed_uri):
+            done.update(json.loads(self.storage.read_text(info.uri))["files"])
+        return done
+
+    def is_finished(self, run_id: str) -> bool:
+        return self.storage.exists(self._processed_file(run_id))
+
+    def finish(self, manifest: RunManifest) -> None:
+        """Advance the processed files, then clear the pending manifest."""
+        self.storage.write_text(self._processed_file(manifest.run_id), manifest.to_json())
+        self.storage.delete(self.pending_uri)
+
+    def landed_run_uri(self, run_id: str) -> str:
+        return join(self.landed_uri, f"run_id={run_id}")
+
+    def _processed_file(self, run_id: str) -> str:
+        return join(self.processed_uri, f"run_id={run_id}.json")

@@ -1,0 +1,95 @@
+"""Files in the lake and the input through Hadoop's FileSystem, so the same code reaches local
+paths, ``file://``, ``s3://`` on EMR and ``s3a://`` anywhere Spark runs."""
+from __future__ import annotations
+
+import os
+from urllib.parse import urlparse
+from dataclasses import dataclass
+
+from pyspark.sql import SparkSession
+
+
+def normalize_uri(uri: str) -> str:
+    """Local paths become ``file://`` URIs; a trailing slash is dropped."""
+    if "://" not in uri:
+        uri = "file://" + os.path.abspath(uri)
+    return uri.rstrip("/") if not uri.endswith("://") else uri
+
+
+def join(uri: str, *parts: str) -> str:
+    return "/".join([uri.rstrip("/"), *(p.strip("/") for p in parts)])
+
+
+def relative_path(uri: str, base: str) -> str:
+    """``uri``'s path below ``base`` (``file:/x`` and ``file:///x`` name the same place)."""
+    path, base_path = urlparse(uri).path, urlparse(base).path.rstrip("/") + "/"
+    if not path.startswith(base_path):
+        raise ValueError(f"{uri} is not below {base}")
+    return path[len(base_path):]
+
+
+def is_hidden(name: str) -> bool:
+    """Hadoop and Spark bookkeeping (``_SUCCESS``, ``.crc``) is not data."""
+    return name.startswith(("_", "."))
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    uri: str
+    size: int
+
+
+class LakeStorage:
+    def __init__(self, spark: SparkSession) -> None:
+        self._jvm = spark.sparkContext._jvm
+        self._conf = spark.sparkContext._jsc.hadoopConfiguration()
+
+    def _path(self, uri: str):
+        return self._jvm.org.apache.hadoop.fs.Path(uri)
+
+    def _fs(self, uri: str):
+        return self._path(uri).getFileSystem(self._conf)
+
+    def exists(self, uri: str) -> bool:
+        return self._fs(uri).exists(self._path(uri))
+
+    def list_files(self, uri: str) -> list[FileInfo]:
+        """Every data file below ``uri`` (recursively), sorted; none when it does not exist."""
+        if not self.exists(uri):
+            return []
+        found = []
+        iterator = self._fs(uri).listFiles(self._path(uri), True)
+        while iterator.hasNext():
+            status = iterator.next()
+            path = status.getPath()
+            if not any(is_hidden(part) for part in path.toUri().getPath().split("/")[-1:]):
+                found.append(FileInfo(path.toString(), status.getLen()))
+        return sorted(found, key=lambda f: f.uri)
+
+    def read_text(self, uri: str) -> str:
+        stream = self._fs(uri).open(self._path(uri))
+        try:
+            return self._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+        finally:
+            stream.close()
+
+    def write_text(self, uri: str, text: str) -> None:
+        """Write (or replace) a small file; on S3 one PUT, so readers see all of it or none."""
+        stream = self._fs(uri).create(self._path(uri), True)
+        try:
+            stream.write(bytearray(text.encode("utf-8")))
+        finally:
+            stream.close()
+
+    def delete(self, uri: str, recursive: bool = False) -> None:
+        if self.exists(uri):
+            self._fs(uri).delete(self._path(uri), recursive)
+
+    def move(self, source: str, target: str) -> None:
+        """Move a file, replacing ``target``; creates the parent folder."""
+        fs = self._fs(target)
+        if fs.exists(self._path(target)):
+            fs.delete(self._path(target), False)
+        fs.mkdirs(self._path(target).getParent())
+        if not fs.rename(self._path(source), self._path(target)):
+            raise OSError(f"could not move {source} to {target}")

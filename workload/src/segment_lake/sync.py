@@ -1,0 +1,236 @@
+"""One sync of one source: discover, parse, route, dedup, infer, cast, write, catalog, state, report."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+from datetime import datetime, timezone
+from typing import Callable
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from . import write
+from .cast import apply_schema
+from .catalog import Catalog
+from .dedup import drop_seen_before, first_per_message
+from .discover import new_files, read_lines
+from .errors import classify
+from .infer import TableSchema, observed_columns, plan_schema
+from .parse import parse_lines
+from .report import RunResult, TableResult, render, report_path
+from .route import partition_keys, partition_path, route
+from .settings import SyncSettings
+from .state import RunManifest, SourceState
+from .storage import LakeStorage, join
+
+DISCARDS_TABLE = "segment_discards"
+DISCARD_COLUMNS = [("table_name", "string"), ("column_name", "string"), ("message_id", "string"),
+                   ("received_at", "timestamp"), ("value", "string"), ("reason", "string")]
+
+Progress = Callable[[str], None]
+
+
+def stderr_progress(line: str) -> None:
+    print(f"segment-lake: {line}", file=sys.stderr, flush=True)
+
+
+def new_run_id(now: datetime) -> str:
+    return f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+
+
+class Sync:
+    """Runs one sync; every stage reports a progress line."""
+
+    def __init__(self, spark: SparkSession, settings: SyncSettings, catalog: Catalog,
+                 progress: Progress = stderr_progress) -> None:
+        self.spark = spark
+        self.settings = settings
+        self.catalog = catalog
+        self.progress = progress
+        self.storage = LakeStorage(spark)
+        self.lake = settings.lake_uri
+        self.state = SourceState(self.storage, self.lake, settings.source_id)
+        self.keys = partition_keys(settings.date_partition)
+
+    # -- the run -----------------------------------------------------------------------------------
+
+    def run(self) -> RunResult:
+        """Sync; always writes a report, and re-raises a failure after reporting it."""
+        now = datetime.now(timezone.utc)
+        result = RunResult(self.settings.source_id, new_run_id(now), self.settings.database, now,
+                           workspace_id=self.settings.workspace_id, emr_cluster_id=_emr_cluster_id(),
+                           s3_bucket=_bucket(self.lake))
+        try:
+            self._run(result)
+        except BaseException as error:
+            result.status = "failed"
+            result.error_code, result.error = classify(error)
+            self._report(result)
+            raise
+        self._report(result)
+        return result
+
+    def _run(self, result: RunResult) -> None:
+        manifest = self._manifest(result)
+        result.run_id, result.start_time = manifest.run_id, datetime.fromisoformat(manifest.start_time)
+        if not manifest.files:
+            self.progress("discover: no new files; nothing to do")
+            return
+        parsed = parse_lines(read_lines(self.spark, list(manifest.files))).persist()
+        counts = {row["rejected"]: row["count"] for row in
+                  parsed.groupBy(F.col("reason").isNotNull().alias("rejected")).count().collect()}
+        result.read_count = sum(counts.values())
+        result.rejected_count = counts.get(True, 0)
+        self.progress(f"parse: {result.read_count} lines, {result.rejected_count} rejected")
+        self._write_rejected(parsed, manifest.run_id)
+
+        accepted = self._dedup(parsed, manifest.run_id).persist()
+        stats = accepted.groupBy("table", *self.keys).count().collect()
+        result.row_count = sum(row["count"] for row in stats)
+        result.duplicate_count = result.read_count - result.rejected_count - result.row_count
+        self.progress(f"dedup: {result.row_count} events to land, {result.duplicate_count} duplicates")
+
+        observed = observed_columns(accepted)
+        tables = sorted(observed)
+        self.progress(f"infer: {len(tables)} tables")
+        self.catalog.ensure_database(self.settings.database)
+        existing = {table: self.catalog.table_columns(self.settings.database, table) for table in tables}
+        schemas = {table: plan_schema(existing[table], [o for o in observed[table] if o[0] not in self.keys])
+                   for table in tables}
+
+        discards: list[DataFrame] = []
+        for table in tables:
+            partitions = sorted({tuple(row[k] for k in self.keys) for row in stats if row["table"] == table})
+            typed = apply_schema(accepted.where(F.col("table") == table), schemas[table],
+                                 keep=[*self.keys, "_message_id", "_received_at"], reserved=self.keys)
+            self._write_table(table, typed.drop("value_discards", "_message_id", "_received_at"), manifest.run_id)
+            discards.append(typed.select(
+                F.lit(table).alias("table_name"), F.col("_message_id").alias("message_id"),
+                F.col("_received_at").alias("received_at"), F.explode("value_discards").alias("d")))
+            result.tables.append(TableResult(
+                table_name=table, database=self.settings.database,
+                row_count=sum(row["count"] for row in stats if row["table"] == table),
+                partitions=[partition_path(self.keys, p) for p in partitions],
+                new_columns=list(schemas[table].new_columns), is_new=existing[table] is None))
+        result.discarded_value_count = self._write_discards(discards, manifest.run_id)
+        self.progress(f"write: {len(tables)} tables, {result.discarded_value_count} discarded values")
+        self._write_landed(accepted, manifest.run_id)
+
+        for table in tables:
+            self._catalog_table(table, schemas[table], result)
+        self.progress("catalog: up to date")
+        self.state.finish(manifest)
+        self.progress(f"state: {len(manifest.files)} files processed by run {manifest.run_id}")
+        parsed.unpersist()
+        accepted.unpersist()
+
+    # -- stages ------------------------------------------------------------------------------------
+
+    def _manifest(self, result: RunResult) -> RunManifest:
+        """The unfinished run to redo, or a new run over the files no finished run processed."""
+        pending = self.state.pending()
+        if pending and self.state.is_finished(pending.run_id):
+            self.state.finish(pending)  # crashed after advancing the state: only the cleanup was left
+            pending = None
+        if pending:
+            self.progress(f"discover: redoing unfinished run {pending.run_id} over {len(pending.files)} files")
+            return pending
+        files = new_files(self.storage, self.settings.input_uri, self.state.processed_files())
+        manifest = RunManifest(result.run_id, tuple(files), result.start_time.isoformat())
+        if files:
+            self.state.begin(manifest)
+        self.progress(f"discover: {len(files)} new files")
+        return manifest
+
+    def _dedup(self, parsed: DataFrame, run_id: str) -> DataFrame:
+        events = route(parsed.where(F.col("reason").isNull()), self.settings.table_prefix, self.settings.date_partition)
+        events = first_per_message(events)
+        landed = None
+        if self.storage.list_files(self.state.landed_uri):
+            landed = self.spark.read.parquet(self.state.landed_uri)
+        return drop_seen_before(events, landed, run_id)
+
+    def _table_location(self, table: str) -> str:
+        segment_type = table[len(self.settings.table_prefix):]
+        return join(self.lake, "segment-data", "data", self.settings.source_id, f"segment_type={segment_type}")
+
+    def _stage(self, run_id: str, name: str) -> str:
+        return join(self.lake, "segment-stage", self.settings.source_id, run_id, name)
+
+    def _write_table(self, table: str, rows: DataFrame, run_id: str) -> None:
+        stage = self._stage(run_id, table)
+        write.write_parquet(rows, stage, self.keys, self.settings.max_records_per_file)
+        write.publish(self.storage, stage, self._table_location(table), run_id)
+
+    def _write_rejected(self, parsed: DataFrame, run_id: str) -> None:
+        target = join(self.lake, "segment-data", "rejected", self.settings.source_id, f"run_id={run_id}")
+        (parsed.where(F.col("reason").isNotNull()).select("file", "reason", "raw").coalesce(1)
+         .write.mode("overwrite").json(target))
+
+    def _discards_location(self) -> str:
+        return join(self.lake, "segment-data", "discards", self.settings.source_id)
+
+    def _write_discards(self, discards: list[DataFrame], run_id: str) -> int:
+        if not discards:
+            return 0
+        rows = discards[0]
+        for more in discards[1:]:
+            rows = rows.unionByName(more)
+        rows = rows.select("table_name", F.col("d.column").alias("column_name"), "message_id", "received_at",
+                           F.col("d.value").alias("value"), F.col("d.reason").alias("reason"),
+                           F.lit(run_id).alias("run_id")).persist()
+        count = rows.count()
+        if count:
+            stage = self._stage(run_id, DISCARDS_TABLE)
+            write.write_parquet(rows, stage, ["run_id"], self.settings.max_records_per_file)
+            write.publish(self.storage, stage, self._discards_location(), run_id)
+            self._register(self.settings.table_prefix + DISCARDS_TABLE, DISCARD_COLUMNS, [],
+                           ["run_id"], [(run_id,)], self._discards_location())
+        rows.unpersist()
+        return count
+
+    def _write_landed(self, accepted: DataFrame, run_id: str) -> None:
+        (accepted.select(F.col("_message_id").alias("message_id"), F.col("_received_at").alias("received_at"))
+         .coalesce(1).write.mode("overwrite").parquet(self.state.landed_run_uri(run_id)))
+
+    def _catalog_table(self, table: str, schema: TableSchema, result: RunResult) -> None:
+        mine = next(t for t in result.tables if t.table_name == table)
+        partitions = [tuple(p.split("=", 1)[1] for p in path.split("/")) for path in mine.partitions]
+        new = [(name, kind) for name, kind in schema.columns if name in schema.new_columns]
+        self._register(table, list(schema.columns), new, self.keys, partitions, self._table_location(table))
+
+    def _register(self, table, columns, new_columns, keys, partitions, location) -> None:
+        database = self.settings.database
+        existing = self.catalog.table_columns(database, table)
+        if existing is None:
+            self.catalog.create_table(database, table, columns, keys, location)
+        else:
+            known = {name for name, _ in existing}
+            appended = [(n, t) for n, t in (new_columns or columns) if n not in known]
+            if appended:
+                self.catalog.add_columns(database, table, appended)
+        self.catalog.add_partitions(database, table, keys, partitions, location)
+
+    def _report(self, result: RunResult) -> None:
+        result.finish_time = datetime.now(timezone.utc)
+        try:
+            self.storage.write_text(join(self.lake, report_path(result)), render(result))
+        except Exception as error:  # the report must not hide the sync's own failure
+            self.progress(f"report: could not write the report: {error}")
+            return
+        self.progress(f"report: {report_path(result)}")
+
+
+def _bucket(lake: str) -> str | None:
+    return lake.split("://", 1)[1].split("/", 1)[0] if lake.startswith(("s3://", "s3a://")) else None
+
+
+def _emr_cluster_id() -> str | None:
+    """The cluster id EMR writes on every node, when running there."""
+    try:
+        with open("/mnt/var/lib/info/job-flow.json") as info:
+            return json.load(info).get("jobFlowId")
+    except (OSError, ValueError):
+        return os.environ.get("EMR_CLUSTER_ID")
