@@ -9,10 +9,28 @@ TF_PLUGIN_DIR ?= /opt/tf-plugins
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export BC_SKIP_MAPPING := TRUE
 export CHECKOV_RUN_SCA_PACKAGE_SCAN_V2 := false
+# hadoop-aws and the AWS SDK bundle give pyspark an s3a:// filesystem; no Maven here, so they
+# come from the PyPI sdist of sagemaker-pyspark, extracted into a cache that is never committed.
+JARS_DIR := .cache/jars
+SAGEMAKER_SDIST := .cache/downloads/sagemaker_pyspark-1.4.5.tar.gz
+JARS := $(JARS_DIR)/hadoop-aws-3.3.1.jar $(JARS_DIR)/aws-java-sdk-bundle-1.11.901.jar
+export SEGMENT_LAKE_SPARK_JARS := $(abspath $(JARS_DIR)/hadoop-aws-3.3.1.jar),$(abspath $(JARS_DIR)/aws-java-sdk-bundle-1.11.901.jar)
+DEMO := .demo
+DEMO_SOURCE := Kq8dV1bX2c
+LAKE := $(VENV)/bin/segment-lake
 
-.PHONY: setup synth validate scan demo test clean
+.PHONY: setup synth validate scan demo sync-demo test clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(JARS)
+
+$(SAGEMAKER_SDIST): | $(STAMP)
+	mkdir -p $(dir $@)
+	$(PY) -m pip download --quiet --no-deps --no-binary :all: sagemaker-pyspark==1.4.5 -d $(dir $@)
+
+$(JARS): $(SAGEMAKER_SDIST)
+	mkdir -p $(JARS_DIR)
+	tar -xzf $(SAGEMAKER_SDIST) -C $(JARS_DIR) --strip-components=3 sagemaker_pyspark-1.4.5/deps/jars/$(notdir $@)
+	touch $@
 
 $(STAMP): requirements.lock pyproject.toml workload/pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11"; exit 1; }
@@ -35,11 +53,22 @@ validate: synth
 scan: synth
 	$(PY) policies/scan.py cdktf.out
 
-demo: validate scan
+demo: validate scan sync-demo
+
+# The sync on the bundled sample events, twice (the second run finds nothing new), then the report and two queries.
+sync-demo: setup
+	rm -rf $(DEMO) && mkdir -p $(DEMO)/input
+	cp -r workload/samples/segment-logs $(DEMO)/input/
+	gzip $(DEMO)/input/segment-logs/$(DEMO_SOURCE)/1704240000000/events-0002.json
+	$(LAKE) sync --source-id $(DEMO_SOURCE) --source-slug demo-web --input $(DEMO)/input/segment-logs/$(DEMO_SOURCE) --lake $(DEMO)/lake
+	$(LAKE) sync --source-id $(DEMO_SOURCE) --source-slug demo-web --input $(DEMO)/input/segment-logs/$(DEMO_SOURCE) --lake $(DEMO)/lake
+	@echo "--- report of the first run"; ls -tr $(DEMO)/lake/segment-data/reports/day=*/source=$(DEMO_SOURCE)/run_id=*/report.json | head -1 | xargs cat
+	@echo "--- orders per day"; $(LAKE) sql --lake $(DEMO)/lake "select day, count(*) as orders, sum(properties_revenue) as revenue from demo_web.track_order_completed group by day order by day" 2>/dev/null
+	@echo "--- tables"; $(LAKE) sql --lake $(DEMO)/lake "show tables in demo_web" 2>/dev/null
 
 test: setup
 	$(PY) -m pytest
 	$(MAKE) --no-print-directory scan
 
 clean:
-	rm -rf cdktf.out .cache .pytest_cache
+	rm -rf cdktf.out .cache .pytest_cache $(DEMO)

@@ -62,3 +62,65 @@ def synthesized(tmp_path_factory) -> Synthesized:
 def lake(synthesized) -> dict:
     """The project's own stack (main.py with its defaults)."""
     return synthesized.stacks["segment-data-lake"]
+
+
+# ---- the sync app: one Spark session (with the s3a jars) and one local AWS endpoint per test session
+
+JARS = [REPO / ".cache" / "jars" / "hadoop-aws-3.3.1.jar", REPO / ".cache" / "jars" / "aws-java-sdk-bundle-1.11.901.jar"]
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    from segment_lake.session import build_session
+
+    jars = os.environ.get("SEGMENT_LAKE_SPARK_JARS") or ",".join(map(str, JARS))
+    for jar in jars.split(","):
+        assert Path(jar).is_file(), f"{jar} is missing: run `make setup` to extract the s3a jars"
+    os.environ["SEGMENT_LAKE_SPARK_JARS"] = jars
+    metastore_lake = tmp_path_factory.mktemp("metastore-lake")
+    session = build_session("segment-lake tests", f"file://{metastore_lake}")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def aws_endpoint():
+    """moto's server on 127.0.0.1: S3 and Glue for the AWS paths."""
+    import socket
+
+    from moto.server import ThreadedMotoServer
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1")
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    yield f"http://127.0.0.1:{port}"
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3a(spark, aws_endpoint):
+    """Points Spark's s3a filesystem at the local endpoint; returns a function that makes a bucket."""
+    import boto3
+
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    for key, value in {"fs.s3a.endpoint": aws_endpoint, "fs.s3a.path.style.access": "true",
+                       "fs.s3a.connection.ssl.enabled": "false", "fs.s3a.access.key": "testing",
+                       "fs.s3a.secret.key": "testing", "fs.s3a.change.detection.mode": "none"}.items():
+        conf.set(key, value)
+    s3 = boto3.client("s3", endpoint_url=aws_endpoint, region_name="us-east-1")
+
+    def make_bucket(name: str):
+        s3.create_bucket(Bucket=name)
+        return s3
+
+    return make_bucket
+
+
+@pytest.fixture(scope="session")
+def glue_client(aws_endpoint):
+    import boto3
+
+    return boto3.client("glue", endpoint_url=aws_endpoint, region_name="us-east-1")

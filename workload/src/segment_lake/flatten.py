@@ -39,9 +39,10 @@ def flatten_event(event: dict) -> Flattened:
     sources: dict[str, str] = {}
     for path, value in _leaves(event, ()):
         dotted = ".".join(path)
-        column = slug("_".join(path))
+        parts = [slug(part) for part in path]
+        column = "_".join(parts)
         encoded = encode(value)
-        if not column:
+        if not all(parts):
             if encoded is not None:
                 out.discards.append((dotted, _raw(value), "key has no letters or digits to name a column"))
             continue

@@ -31,7 +31,8 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
                    .config("spark.driver.memory", os.environ.get("SEGMENT_LAKE_DRIVER_MEMORY", "2g")))
     builder = (builder.config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.parquet.compression.codec", "snappy")
-               .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false"))
+               .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false"))
     jars = os.environ.get("SEGMENT_LAKE_SPARK_JARS")
     if jars:
         builder = builder.config("spark.jars", jars)
@@ -50,4 +51,6 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
                    .config("spark.hadoop.javax.jdo.option.ConnectionURL",
                            f"jdbc:derby:;databaseName={os.path.join(store, 'metastore_db')};create=true")
                    .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={store}"))
-    return builder.getOrCreate()
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("SEGMENT_LAKE_LOG_LEVEL", "ERROR"))
+    return spark

@@ -22,14 +22,10 @@ class LocalCatalog:
         return f"{_quote(database)}.{_quote(table)}"
 
     def table_columns(self, database, table):
-        if not self.spark.catalog.tableExists(table, database):
+        name = self._table(database, table)
+        if not self.spark.catalog.tableExists(name):
             return None
-        partition_keys = set(self._partition_keys(database, table))
-        return [(c.name, c.dataType) for c in self.spark.catalog.listColumns(table, database)
-                if c.name not in partition_keys]
-
-    def _partition_keys(self, database, table):
-        return [c.name for c in self.spark.catalog.listColumns(table, database) if c.isPartition]
+        return [(c.name, c.dataType) for c in self.spark.catalog.listColumns(name) if not c.isPartition]
 
     def ensure_database(self, database):
         if self.spark.catalog.databaseExists(database):

@@ -1,0 +1,74 @@
+"""Runs syncs in-process against a chosen catalog and lake, and reads what they wrote."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from segment_lake.catalog.glue import GlueCatalog
+from segment_lake.catalog.local import LocalCatalog
+from segment_lake.settings import SyncSettings
+from segment_lake.storage import LakeStorage, join
+from segment_lake.sync import Sync
+
+
+@dataclass
+class Lake:
+    spark: object
+    catalog: object
+    kind: str  # local, glue or s3
+    lake_uri: str
+    input_uri: str
+    source_id: str
+    database: str
+    table_prefix: str = ""
+    date_partition: str = "day_hour"
+
+    def settings(self) -> SyncSettings:
+        return SyncSettings(source_id=self.source_id, input_uri=self.input_uri, lake_uri=self.lake_uri,
+                            glue_database=self.database, table_prefix=self.table_prefix,
+                            date_partition=self.date_partition,
+                            catalog="local" if self.kind == "local" else "glue")
+
+    def sync(self):
+        return Sync(self.spark, self.settings(), self.catalog, progress=lambda line: None).run()
+
+    @property
+    def storage(self) -> LakeStorage:
+        return LakeStorage(self.spark)
+
+    def columns(self, table):
+        return self.catalog.table_columns(self.database, table)
+
+    def location(self, table):
+        segment_type = table[len(self.table_prefix):]
+        return join(self.lake_uri, "segment-data", "data", self.source_id, f"segment_type={segment_type}")
+
+    def rows(self, table, keys=("day", "hr")):
+        """Every row of ``table``, read from its files with the catalog's schema, as dicts."""
+        columns = self.columns(table)
+        schema = ", ".join(f"`{n}` {t}" for n, t in columns) + "".join(f", `{k}` string" for k in keys)
+        location = self.location(table)
+        frame = self.spark.read.schema(schema).option("basePath", location).parquet(location)
+        return sorted((row.asDict() for row in frame.collect()), key=lambda r: (r["message_id"], str(r["received_at"])))
+
+    def discards(self):
+        location = join(self.lake_uri, "segment-data", "discards", self.source_id)
+        frame = self.spark.read.option("basePath", location).parquet(location)
+        return sorted((r.asDict() for r in frame.collect()), key=lambda r: (r["message_id"], r["column_name"]))
+
+    def rejected(self):
+        location = join(self.lake_uri, "segment-data", "rejected", self.source_id)
+        return sorted((r.asDict() for r in self.spark.read.json(location).collect()), key=lambda r: r["reason"])
+
+    def report(self, result):
+        from segment_lake.report import report_path
+
+        text = self.storage.read_text(join(self.lake_uri, report_path(result)))
+        return [json.loads(line) for line in text.splitlines()]
+
+    def data_files(self, table):
+        return [f.uri for f in self.storage.list_files(self.location(table)) if f.uri.endswith(".parquet")]
+
+
+def make_catalog(kind, spark, glue_client):
+    return LocalCatalog(spark) if kind == "local" else GlueCatalog(glue_client)
