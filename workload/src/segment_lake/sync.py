@@ -16,7 +16,7 @@ from .cast import apply_schema
 from .catalog import Catalog
 from .dedup import drop_seen_before, first_per_message
 from .discover import new_files, read_lines
-from .errors import classify
+from .errors import InvalidSettings, classify
 from .infer import TableSchema, observed_columns, plan_schema
 from .parse import parse_lines
 from .report import RunResult, TableResult, render, report_path
@@ -137,6 +137,9 @@ class Sync:
         if pending:
             self.progress(f"discover: redoing unfinished run {pending.run_id} over {len(pending.files)} files")
             return pending
+        if not self.storage.exists(self.settings.input_uri):
+            raise InvalidSettings(f"input {self.settings.input_uri} does not exist: check --input "
+                                  f"(Segment writes segment-logs/<source-id>/ in the bucket)")
         files = new_files(self.storage, self.settings.input_uri, self.state.processed_files())
         manifest = RunManifest(result.run_id, tuple(files), result.start_time.isoformat())
         if files:

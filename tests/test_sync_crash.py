@@ -1,0 +1,96 @@
+"""Exactly once: a failure after each step of a sync, then a re-run, leaves every accepted event in
+the lake exactly once and the processed-file state in agreement with the data."""
+import json
+
+import pytest
+from lake_events import RUN1_COUNTS, write_run1, write_run2
+from sync_harness import Lake, make_catalog
+
+from segment_lake.state import SourceState
+from segment_lake.sync import Sync
+
+
+class Crash(RuntimeError):
+    pass
+
+
+def crash_after_data_written(monkeypatch):
+    monkeypatch.setattr(Sync, "_catalog_table", lambda *a, **k: (_ for _ in ()).throw(Crash("after data")))
+
+
+def crash_after_first_table_published(monkeypatch):
+    original = Sync._write_table
+    calls = []
+
+    def write_then_crash(self, *args):
+        original(self, *args)
+        calls.append(args[0])
+        if len(calls) == 2:
+            raise Crash("between tables")
+    monkeypatch.setattr(Sync, "_write_table", write_then_crash)
+
+
+def crash_after_catalog_updated(monkeypatch):
+    monkeypatch.setattr(SourceState, "finish", lambda *a, **k: (_ for _ in ()).throw(Crash("after catalog")))
+
+
+def crash_after_state_advanced(monkeypatch):
+    def advance_then_crash(self, manifest):
+        self.storage.write_text(self._processed_file(manifest.run_id), manifest.to_json())
+        raise Crash("after state")
+    monkeypatch.setattr(SourceState, "finish", advance_then_crash)
+
+
+CRASHES = [crash_after_first_table_published, crash_after_data_written, crash_after_catalog_updated,
+           crash_after_state_advanced]
+
+
+@pytest.mark.parametrize("crash", CRASHES, ids=[c.__name__ for c in CRASHES])
+@pytest.mark.parametrize("kind", ["local", "glue"])
+def test_rerun_after_a_crash_lands_everything_exactly_once(crash, kind, spark, glue_client, tmp_path, monkeypatch):
+    name = f"crash_{kind}_{crash.__name__}"[:60]
+    lake = Lake(spark, make_catalog(kind, spark, glue_client), kind, f"file://{tmp_path}/lake",
+                f"file://{tmp_path}/input/segment-logs/src1", "src1", name)
+    write_run1(tmp_path / "input", "src1")
+
+    with monkeypatch.context() as patched:
+        crash(patched)
+        with pytest.raises(Crash):
+            lake.sync()
+    [failed_report] = lake.storage.list_files(f"{lake.lake_uri}/segment-data/reports")
+    source_line = json.loads(lake.storage.read_text(failed_report.uri).splitlines()[0])
+    assert source_line["status"] == "failed" and source_line["error_code"] == "internal"
+    assert source_line["error"].startswith("Crash: after") or source_line["error"].startswith("Crash: between")
+
+    rerun = lake.sync()
+    state = SourceState(lake.storage, lake.lake_uri, "src1")
+    assert state.pending() is None
+    assert len(state.processed_files()) == 2
+    if crash is crash_after_state_advanced:
+        # the crashed run had finished its work: the re-run only cleared the manifest
+        assert rerun.read_count == 0
+    else:
+        assert {k: getattr(rerun, k) for k in RUN1_COUNTS} == RUN1_COUNTS
+    ids = [r["message_id"] for r in lake.rows("track_order_completed")]
+    assert sorted(ids) == ["m1", "m10", "m2"]
+    assert sorted(r["message_id"] for r in lake.rows("identify")) == ["m11", "m3"]
+    assert len(lake.discards()) == 4
+    assert len(lake.rejected()) == 7
+    for table in ("identify", "track_order_completed"):
+        # one file per partition: the crashed attempt's files were replaced, not kept beside
+        files = lake.data_files(table)
+        partitions = {f.rsplit("/", 1)[0] for f in files}
+        assert len(files) == len(partitions)
+
+    # a later run still dedups against the recovered one
+    write_run2(tmp_path / "input", "src1")
+    later = lake.sync()
+    assert later.duplicate_count == 2 and later.row_count == 6
+    assert sorted(r["message_id"] for r in lake.rows("track_order_completed")) == ["m1", "m10", "m2", "m22"]
+    reports = lake.storage.list_files(f"{lake.lake_uri}/segment-data/reports")
+    statuses = [json.loads(lake.storage.read_text(r.uri).splitlines()[0])["status"] for r in reports]
+    if crash is crash_after_state_advanced:
+        # the failed run's report stays; the re-run that only cleared its manifest reports apart
+        assert sorted(statuses) == ["failed", "finished", "finished"]
+    else:
+        assert sorted(statuses) == ["finished", "finished"]  # the re-run's report replaced the failed one
