@@ -33,8 +33,9 @@ def cast_value(v: Column, target: str) -> Column:
     if target == BIGINT:
         whole = text.cast("decimal(38,0)")
         exact = text.cast("decimal(38,6)")
+        narrowed = whole.cast("bigint")  # wraps around silently when out of range: compare back
         return (F.when(kind == "i", text.cast("bigint"))
-                .when(kind.isin("d", "s") & (whole == exact), whole.cast("bigint")))
+                .when(kind.isin("d", "s") & (whole == exact) & (narrowed.cast("decimal(38,0)") == whole), narrowed))
     if target == DECIMAL:
         return F.when(kind.isin("i", "d", "s"), text.cast(DECIMAL))
     if target == BOOLEAN:

@@ -1,0 +1,86 @@
+"""The ``segment-lake`` command: help, one-line errors, and the embedded default end to end."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lake_events import write_run1
+
+CLI = str(Path(sys.executable).with_name("segment-lake"))
+
+
+def run(*args, cwd=None):
+    return subprocess.run([CLI, *args], capture_output=True, text=True, cwd=cwd, timeout=600)
+
+
+@pytest.mark.parametrize("command", [[], ["sync"], ["sql"]])
+def test_every_subcommand_has_help(command):
+    result = run(*command, "--help")
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: segment-lake")
+    if command == ["sync"]:
+        for option in ("--source-id", "--input", "--lake", "--source-slug", "--glue-database", "--table-prefix",
+                       "--date-partition", "--catalog"):
+            assert option in result.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--source-id", "bad-id", "--input", "in", "--lake", "lake"],
+     "segment-lake: error (invalid_settings): invalid source id 'bad-id': use the Segment source id (letters and digits)"),
+    (["--source-id", "s1", "--input", "ftp://x/in", "--lake", "lake"],
+     "segment-lake: error (invalid_settings): unsupported --input 'ftp://x/in': use a local path or a file://, s3:// or s3a:// URI"),
+    (["--source-id", "s1", "--input", "in", "--lake", "s3a://bucket", "--catalog", "local"],
+     "segment-lake: error (invalid_settings): --catalog local keeps its metastore in the lake folder"),
+    (["--source-id", "s1", "--input", "in", "--lake", "lake", "--table-prefix", "Bad Prefix"],
+     "segment-lake: error (invalid_settings): invalid table prefix 'Bad Prefix'"),
+    (["--source-id", "s1", "--input", "does-not-exist", "--lake", "lake"],
+     "segment-lake: error (invalid_settings): input file://"),
+])
+def test_bad_settings_fail_with_one_line(tmp_path, args, message):
+    result = run("sync", *args, cwd=tmp_path)
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(message), last
+    assert not (tmp_path / "lake" / "segment-data" / "data").exists()
+
+
+def test_unknown_date_partition_is_refused_by_the_parser(tmp_path):
+    result = run("sync", "--source-id", "s1", "--input", "in", "--lake", "lake", "--date-partition", "hourly")
+    assert result.returncode == 2
+    assert "invalid choice: 'hourly'" in result.stderr
+
+
+def test_local_default_end_to_end(tmp_path):
+    write_run1(tmp_path / "input", "src1")
+    args = ["sync", "--source-id", "src1", "--source-slug", "Web App", "--input", "input/segment-logs/src1",
+            "--lake", "lake"]
+    first = run(*args, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "synced src1: read 19, landed 11, duplicates 1, rejected 7" in first.stdout
+    for stage in ("discover:", "parse:", "dedup:", "infer:", "write:", "catalog:", "state:", "report:"):
+        assert f"segment-lake: {stage}" in first.stderr
+    second = run(*args, cwd=tmp_path)
+    assert second.returncode == 0 and "read 0, landed 0, duplicates 0" in second.stdout
+
+    query = run("sql", "--lake", "lake", "select message_id, properties_revenue from web_app.track_order_completed "
+                "order by message_id", cwd=tmp_path)
+    assert query.returncode == 0, query.stderr[-2000:]
+    assert query.stdout.splitlines() == ["message_id\tproperties_revenue", "m1\t19.990000", "m10\t",
+                                         "m2\t5.000000"]
+    # the metastore lives in the lake; nothing lands in the working directory
+    assert (tmp_path / "lake" / "segment-data" / "metastore" / "metastore_db").is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["input", "lake"]
+    reports = sorted((tmp_path / "lake" / "segment-data" / "reports").rglob("report.json"))
+    assert len(reports) == 2
+    assert {json.loads(r.read_text().splitlines()[0])["database"] for r in reports} == {"web_app"}
+
+
+def test_database_defaults_to_the_slug_of_the_source_id(tmp_path):
+    write_run1(tmp_path / "input", "Src9")
+    result = run("sync", "--source-id", "Src9", "--input", "input", "--lake", "lake", "--table-prefix", "web_",
+                 "--date-partition", "year_month_day", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    tables = run("sql", "--lake", "lake", "show tables in src9", cwd=tmp_path).stdout
+    assert "src9\tweb_track_order_completed\tFalse" in tables and "src9\tweb_segment_discards\tFalse" in tables
+    assert (tmp_path / "lake/segment-data/data/Src9/segment_type=identify/year=2024/month=01/day=02").is_dir()

@@ -1,0 +1,145 @@
+"""Each stage of the sync on tiny DataFrames: cast, dedup, route, write/publish, Glue batching."""
+from datetime import datetime
+
+import pytest
+from pyspark.sql import functions as F
+
+from segment_lake.cast import apply_schema, cast_value
+from segment_lake.dedup import drop_seen_before, first_per_message
+from segment_lake.infer import TableSchema
+from segment_lake.route import partition_keys, route
+from segment_lake.storage import LakeStorage
+from segment_lake.write import publish, write_parquet
+
+
+@pytest.mark.parametrize("encoded,target,expected", [
+    ("i5", "bigint", 5), ("s5", "bigint", 5), ("d5.0", "bigint", 5), ("d5.5", "bigint", None), ("sabc", "bigint", None),
+    (f"d{2**63}", "bigint", None), ("btrue", "bigint", None),
+    ("i5", "decimal(38,6)", "5.000000"), ("d1.25", "decimal(38,6)", "1.250000"), ("s2.5", "decimal(38,6)", "2.500000"),
+    ("sx", "decimal(38,6)", None),
+    ("btrue", "boolean", True), ("strue", "boolean", True), ("sFALSE", "boolean", False), ("syes", "boolean", None),
+    ("i1", "boolean", None),
+    ("t2024-01-02 03:04:05.000000\x1f2024-01-02T03:04:05Z", "timestamp", datetime(2024, 1, 2, 3, 4, 5)),
+    ("syesterday", "timestamp", None), ("i1700000000", "timestamp", None),
+    ("t2024-01-02 03:04:05.000000\x1f2024-01-02T03:04:05Z", "string", "2024-01-02T03:04:05Z"),
+    ("btrue", "string", "true"), ("i7", "string", "7"), ('s["a"]', "string", '["a"]'),
+])
+def test_cast_is_lossless_or_null(spark, encoded, target, expected):
+    frame = spark.createDataFrame([(encoded,)], "v string")
+    value = frame.select(cast_value(F.col("v"), target).alias("x")).first()["x"]
+    assert (str(value) if target.startswith("decimal") and value is not None else value) == expected
+
+
+def test_apply_schema_discards_what_does_not_fit(spark):
+    rows = [({"a": "i1", "b": "sx", "day": "sMonday"}, [("k", "1", "parse reason")])]
+    frame = spark.createDataFrame(rows, "fields map<string,string>, discards array<struct<column:string,value:string,reason:string>>")
+    schema = TableSchema((("a", "bigint"), ("b", "bigint"), ("c", "string")), ())
+    out = apply_schema(frame, schema, keep=[], reserved=["day"]).first().asDict(recursive=True)
+    assert (out["a"], out["b"], out["c"]) == (1, None, None)
+    assert [(d["column"], d["value"]) for d in out["value_discards"]] == [("k", "1"), ("day", "Monday"), ("b", "x")]
+
+
+def _events(spark, rows):
+    return spark.createDataFrame(
+        rows, "_message_id string, _received_at timestamp, file string, fields map<string,string>, segment_type string")
+
+
+def test_dedup_keeps_the_earliest_per_message(spark):
+    t = datetime(2024, 1, 2, 3)
+    frame = _events(spark, [("m", t.replace(minute=5), "a", {"x": "s2"}, "identify"),
+                            ("m", t, "b", {"x": "s1"}, "identify"), ("n", t, "a", {}, "identify")])
+    kept = {r["_message_id"]: r["fields"]["x"] if r["fields"] else None for r in first_per_message(frame).collect()}
+    assert kept == {"m": "s1", "n": None}
+
+
+def test_cross_run_dedup_honours_the_window_and_the_run(spark):
+    t = datetime(2024, 1, 10)
+    events = _events(spark, [("a", t, "f", {}, "page"), ("b", t, "f", {}, "page"), ("c", t, "f", {}, "page"),
+                             ("d", t, "f", {}, "page")])
+    landed = spark.createDataFrame([
+        ("a", datetime(2024, 1, 4), "run1"),   # 6 days before: duplicate
+        ("b", datetime(2024, 1, 2), "run1"),   # 8 days before: a new event
+        ("c", datetime(2024, 1, 17), "run1"),  # 7 days after: duplicate
+        ("d", t, "run2"),                      # landed by the run being redone: not a duplicate
+    ], "message_id string, received_at timestamp, run_id string")
+    kept = sorted(r["_message_id"] for r in drop_seen_before(events, landed, "run2").collect())
+    assert kept == ["b", "d"]
+
+
+@pytest.mark.parametrize("option,expected", [
+    ("day_hour", {"day": "2024-01-02", "hr": "23"}),
+    ("year_month_day_hour", {"year": "2024", "month": "01", "day": "02", "hr": "23"}),
+    ("year_month_day", {"year": "2024", "month": "01", "day": "02"}),
+    ("day", {"day": "2024-01-02"}),
+])
+def test_route_names_tables_and_partitions_by_received_at_in_utc(spark, option, expected):
+    frame = _events(spark, [("m", datetime(2024, 1, 2, 23, 59), "f", {}, "track_order_completed")])
+    row = route(frame, "ios_", option).first()
+    assert row["table"] == "ios_track_order_completed"
+    assert {k: row[k] for k in partition_keys(option)} == expected
+
+
+def test_publish_renames_per_run_and_replaces_a_crashed_attempt(spark, tmp_path):
+    storage = LakeStorage(spark)
+    frame = spark.createDataFrame([(i, "2024-01-02", f"{i % 2:02d}") for i in range(10)], "n int, day string, hr string")
+    target = f"file://{tmp_path}/table"
+    for attempt in range(2):
+        stage = f"file://{tmp_path}/stage{attempt}"
+        write_parquet(frame, stage, ["day", "hr"], max_records_per_file=3)
+        partitions = publish(storage, stage, target, "run-1")
+        assert partitions == ["day=2024-01-02/hr=00", "day=2024-01-02/hr=01"]
+        assert not storage.exists(stage)
+    names = sorted(f.uri.rsplit("/", 2)[-2] + "/" + f.uri.rsplit("/", 1)[-1] for f in storage.list_files(target))
+    assert names == [f"hr={h:02d}/part-run-1-{i:05d}.snappy.parquet" for h in (0, 1) for i in range(2)]
+    assert spark.read.parquet(target).count() == 10
+
+
+def test_glue_adds_only_missing_partitions_in_batches(glue_client):
+    from segment_lake.catalog.glue import GlueCatalog
+
+    catalog = GlueCatalog(glue_client)
+    assert catalog.ensure_database("batches") is True
+    assert catalog.ensure_database("batches") is False
+    catalog.create_table("batches", "t", [("a", "bigint")], ["day", "hr"], "s3a://b/segment-data/data/s/segment_type=t")
+    partitions = [(f"2024-01-{d:02d}", f"{h:02d}") for d in range(1, 12) for h in range(24)]  # 264
+    calls = []
+    original = glue_client.batch_create_partition
+    glue_client.batch_create_partition = lambda **kw: calls.append(len(kw["PartitionInputList"])) or original(**kw)
+    try:
+        assert catalog.add_partitions("batches", "t", ["day", "hr"], partitions, "s3a://b/x") == 264
+        assert calls == [100, 100, 64]
+        assert catalog.add_partitions("batches", "t", ["day", "hr"], partitions + [("2024-02-01", "00")], "s3a://b/x") == 1
+        assert calls == [100, 100, 64, 1]
+    finally:
+        glue_client.batch_create_partition = original
+    table = glue_client.get_table(DatabaseName="batches", Name="t")["Table"]
+    assert table["StorageDescriptor"]["Location"] == "s3://b/segment-data/data/s/segment_type=t"
+    catalog.add_columns("batches", "t", [("b", "string")])
+    assert catalog.table_columns("batches", "t") == [("a", "bigint"), ("b", "string")]
+
+
+def test_a_denied_catalog_call_is_reported_as_insufficient_permissions(spark, tmp_path):
+    import json
+
+    import boto3
+    from botocore.stub import Stubber
+    from lake_events import write_run1
+
+    from segment_lake.catalog.glue import GlueCatalog
+    from segment_lake.settings import SyncSettings
+    from segment_lake.sync import Sync
+
+    client = boto3.client("glue", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    stubber = Stubber(client)
+    stubber.add_client_error("get_database", service_error_code="AccessDeniedException",
+                             service_message="User is not authorized to perform: glue:GetDatabase", http_status_code=403)
+    write_run1(tmp_path / "input", "src1")
+    settings = SyncSettings(source_id="src1", input_uri=f"{tmp_path}/input", lake_uri=f"{tmp_path}/lake",
+                            glue_database="denied", catalog="glue")
+    with stubber, pytest.raises(Exception, match="AccessDeniedException"):
+        Sync(spark, settings, GlueCatalog(client), progress=lambda line: None).run()
+    [report] = (tmp_path / "lake" / "segment-data" / "reports").rglob("report.json")
+    source = json.loads(report.read_text().splitlines()[0])
+    assert source["status"] == "failed" and source["error_code"] == "insufficient_permissions"
+    assert "give the EMR instance role access to the bucket and the Glue catalog" in source["error"]
+    assert source["read_count"] == 19  # what the run had counted before it failed
