@@ -19,7 +19,7 @@ DEMO := .demo
 DEMO_SOURCE := Kq8dV1bX2c
 LAKE := $(VENV)/bin/segment-lake
 
-.PHONY: setup synth validate scan demo sync-demo test clean
+.PHONY: setup synth validate scan demo sync-demo test bench clean
 
 setup: $(STAMP) $(JARS)
 
@@ -69,6 +69,10 @@ sync-demo: setup
 test: setup
 	$(PY) -m pytest
 	$(MAKE) --no-print-directory scan
+
+# Sync throughput in Spark local mode (numbers in the README come from here).
+bench: setup
+	$(PY) bench/sync_bench.py
 
 clean:
 	rm -rf cdktf.out .cache .pytest_cache $(DEMO)

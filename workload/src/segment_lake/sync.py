@@ -100,21 +100,25 @@ class Sync:
         schemas = {table: plan_schema(existing[table], [o for o in observed[table] if o[0] not in self.keys])
                    for table in tables}
 
-        discards: list[DataFrame] = []
+        # cached: the data write computes the casts once and the discards are read back from it
+        typed = {table: apply_schema(accepted.where(F.col("table") == table), schemas[table],
+                                     keep=[*self.keys, "_message_id", "_received_at"], reserved=self.keys).persist()
+                 for table in tables}
+        for table in tables:
+            self._write_table(table, typed[table].drop("value_discards", "_message_id", "_received_at"), manifest.run_id)
+        discards = [typed[table].select(
+            F.lit(table).alias("table_name"), F.col("_message_id").alias("message_id"),
+            F.col("_received_at").alias("received_at"), F.explode("value_discards").alias("d")) for table in tables]
         for table in tables:
             partitions = sorted({tuple(row[k] for k in self.keys) for row in stats if row["table"] == table})
-            typed = apply_schema(accepted.where(F.col("table") == table), schemas[table],
-                                 keep=[*self.keys, "_message_id", "_received_at"], reserved=self.keys)
-            self._write_table(table, typed.drop("value_discards", "_message_id", "_received_at"), manifest.run_id)
-            discards.append(typed.select(
-                F.lit(table).alias("table_name"), F.col("_message_id").alias("message_id"),
-                F.col("_received_at").alias("received_at"), F.explode("value_discards").alias("d")))
             result.tables.append(TableResult(
                 table_name=table, database=self.settings.database,
                 row_count=sum(row["count"] for row in stats if row["table"] == table),
                 partitions=[partition_path(self.keys, p) for p in partitions],
                 new_columns=list(schemas[table].new_columns), is_new=existing[table] is None))
         result.discarded_value_count = self._write_discards(discards, manifest.run_id)
+        for frame in typed.values():
+            frame.unpersist()
         self.progress(f"write: {len(tables)} tables, {result.discarded_value_count} discarded values")
         self._write_landed(accepted, manifest.run_id)
 
