@@ -85,13 +85,9 @@ def role_arns(arns: Iterable[str], what: str) -> list[str]:
     return arns
 
 
-_NAME_SUFFIX = re.compile(r"^[\w+=,.@-]{0,20}$")
-
-
 def name_suffix(suffix: str) -> str:
-    if not _NAME_SUFFIX.match(suffix or ""):
-        fail(f"invalid name suffix {suffix!r}: use up to 20 letters, digits or +=,.@-_ (for example '-prod')")
-    return suffix or ""
+    return matches(suffix or "", r"[\w+=,.@-]{0,20}", "name suffix",
+                   "use up to 20 letters, digits or +=,.@-_ (for example '-prod')")
 
 
 _RELEASE_LABEL = re.compile(r"^emr-(\d+)\.(\d+)\.(\d+)$")
@@ -132,13 +128,9 @@ def matches(value: str, pattern: str, what: str, advice: str) -> str:
     return value
 
 
-_SCHEDULE = re.compile(r"^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\)|at\(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\))$")
-
-
 def schedule_expression(expression: str) -> str:
-    if not _SCHEDULE.match(expression or ""):
-        fail(f"invalid schedule expression {expression!r}: use rate(2 hours), cron(0 */2 * * ? *) or at(yyyy-mm-ddThh:mm:ss)")
-    return expression
+    return matches(expression, r"rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\)|at\(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\)",
+                   "schedule expression", "use rate(2 hours), cron(0 */2 * * ? *) or at(yyyy-mm-ddThh:mm:ss)")
 
 
 def tags(user_tags: Mapping[str, str] | None) -> dict[str, str]:

@@ -8,8 +8,6 @@ from pyspark.sql import functions as F
 from .infer import BIGINT, BOOLEAN, DECIMAL, STRING, TIMESTAMP, TableSchema
 from .values import TIMESTAMP_SEPARATOR
 
-DISCARD_FIELDS = ("column", "value", "reason")
-
 
 def _kind(v: Column) -> Column:
     return F.substring(v, 1, 1)

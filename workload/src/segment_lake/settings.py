@@ -68,7 +68,3 @@ class SyncSettings:
     @property
     def database(self) -> str:
         return self.glue_database or slug(self.database_name_source)
-
-    @property
-    def is_local_lake(self) -> bool:
-        return self.lake_uri.startswith("file:")

@@ -91,7 +91,3 @@ def encode(value) -> str | None:
             return f"t{utc_text(moment)}{TIMESTAMP_SEPARATOR}{value}"
         return f"s{value}"
     return f"s{json_text(value)}"
-
-
-def kind(encoded: str) -> str:
-    return encoded[0]
