@@ -143,3 +143,33 @@ def test_a_denied_catalog_call_is_reported_as_insufficient_permissions(spark, tm
     assert source["status"] == "failed" and source["error_code"] == "insufficient_permissions"
     assert "give the EMR instance role access to the bucket and the Glue catalog" in source["error"]
     assert source["read_count"] == 19  # what the run had counted before it failed
+
+
+def test_no_catalog_write_when_nothing_changed(spark, glue_client, tmp_path):
+    import json
+
+    from segment_lake.catalog.glue import GlueCatalog
+    from segment_lake.settings import SyncSettings
+    from segment_lake.sync import Sync
+
+    day = tmp_path / "input" / "1704153600000"
+    day.mkdir(parents=True)
+    line = {"type": "identify", "messageId": "a", "receivedAt": "2024-01-02T05:00:00Z", "traits": {"age": 1}}
+    (day / "1.json").write_text(json.dumps(line) + "\n")
+    settings = SyncSettings(source_id="quiet", input_uri=str(tmp_path / "input"), lake_uri=str(tmp_path / "lake"),
+                            glue_database="quiet", catalog="glue")
+    Sync(spark, settings, GlueCatalog(glue_client), progress=lambda line: None).run()
+
+    writes = []
+    watched = ("create_database", "create_table", "update_table", "batch_create_partition", "create_partition")
+    originals = {name: getattr(glue_client, name) for name in watched}
+    for name in watched:
+        setattr(glue_client, name, lambda *a, _name=name, **k: writes.append(_name) or originals[_name](*a, **k))
+    try:
+        (day / "2.json").write_text(json.dumps(dict(line, messageId="b", traits={"age": 2})) + "\n")
+        result = Sync(spark, settings, GlueCatalog(glue_client), progress=lambda line: None).run()
+    finally:
+        for name, original in originals.items():
+            setattr(glue_client, name, original)
+    assert result.row_count == 1
+    assert writes == []  # same columns, same partition: Glue is only read
