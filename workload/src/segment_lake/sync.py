@@ -5,7 +5,7 @@ import json
 import os
 import sys
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Callable
 
 from pyspark.sql import DataFrame, SparkSession
@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from . import write
 from .cast import apply_schema
 from .catalog import Catalog
-from .dedup import drop_seen_before, first_per_message
+from .dedup import DEDUP_WINDOW_DAYS, drop_seen_before, first_per_message
 from .discover import new_files, read_lines
 from .errors import InvalidSettings, classify
 from .infer import TableSchema, observed_columns, plan_schema
@@ -79,14 +79,19 @@ class Sync:
             self.progress("discover: no new files; nothing to do")
             return
         parsed = parse_lines(read_lines(self.spark, list(manifest.files))).persist()
-        counts = {row["rejected"]: row["count"] for row in
-                  parsed.groupBy(F.col("reason").isNotNull().alias("rejected")).count().collect()}
+        counted = parsed.groupBy(F.col("reason").isNotNull().alias("rejected")).agg(
+            F.count(F.lit(1)).alias("count"), F.min("_received_at").alias("first"), F.max("_received_at").alias("last"))
+        counts, span = {}, None
+        for row in counted.collect():
+            counts[row["rejected"]] = row["count"]
+            if not row["rejected"]:
+                span = (row["first"], row["last"])
         result.read_count = sum(counts.values())
         result.rejected_count = counts.get(True, 0)
         self.progress(f"parse: {result.read_count} lines, {result.rejected_count} rejected")
         self._write_rejected(parsed, manifest.run_id)
 
-        accepted = self._dedup(parsed, manifest.run_id).persist()
+        accepted = self._dedup(parsed, manifest.run_id, span).persist()
         stats = accepted.groupBy("table", *self.keys).count().collect()
         result.row_count = sum(row["count"] for row in stats)
         result.duplicate_count = result.read_count - result.rejected_count - result.row_count
@@ -151,12 +156,16 @@ class Sync:
         self.progress(f"discover: {len(files)} new files")
         return manifest
 
-    def _dedup(self, parsed: DataFrame, run_id: str) -> DataFrame:
+    def _dedup(self, parsed: DataFrame, run_id: str, span) -> DataFrame:
         events = route(parsed.where(F.col("reason").isNull()), self.settings.table_prefix, self.settings.date_partition)
         events = first_per_message(events)
         landed = None
-        if self.storage.list_files(self.state.landed_uri):
-            landed = self.spark.read.parquet(self.state.landed_uri)
+        if span and self.storage.list_files(self.state.landed_uri):
+            # only ids landed within the dedup window of this run's events can match: Parquet statistics
+            # let Spark skip the rest of the ever-growing index
+            margin = timedelta(days=DEDUP_WINDOW_DAYS)
+            landed = self.spark.read.parquet(self.state.landed_uri).where(
+                F.col("received_at").between(span[0] - margin, span[1] + margin))
         return drop_seen_before(events, landed, run_id)
 
     def _table_location(self, table: str) -> str:
