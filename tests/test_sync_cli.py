@@ -84,3 +84,19 @@ def test_database_defaults_to_the_slug_of_the_source_id(tmp_path):
     tables = run("sql", "--lake", "lake", "show tables in src9", cwd=tmp_path).stdout
     assert "src9\tweb_track_order_completed\tFalse" in tables and "src9\tweb_segment_discards\tFalse" in tables
     assert (tmp_path / "lake/segment-data/data/Src9/segment_type=identify/year=2024/month=01/day=02").is_dir()
+
+
+def test_glue_catalog_from_the_command_line(tmp_path, aws_endpoint, glue_client):
+    import os
+
+    write_run1(tmp_path / "input", "src1")
+    env = dict(os.environ, SEGMENT_LAKE_GLUE_ENDPOINT=aws_endpoint, AWS_ACCESS_KEY_ID="testing",
+               AWS_SECRET_ACCESS_KEY="testing")
+    env.pop("AWS_DEFAULT_REGION", None)
+    result = subprocess.run([CLI, "sync", "--source-id", "src1", "--input", "input", "--lake", "lake", "--catalog",
+                             "glue", "--glue-database", "cli_glue", "--aws-region", "us-east-1"],
+                            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    tables = {t["Name"] for t in glue_client.get_tables(DatabaseName="cli_glue")["TableList"]}
+    assert {"identify", "track_order_completed", "segment_discards"} <= tables
+    assert not (tmp_path / "lake" / "segment-data" / "metastore").exists()

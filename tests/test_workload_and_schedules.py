@@ -58,7 +58,8 @@ def test_one_schedule_per_source_every_two_hours(lake):
     assert settings == {"--source-id": "9aQ1bC2dE3", "--source-slug": "web_app",
                         "--input": "s3://my-company-segment-data-lake/segment-logs/9aQ1bC2dE3/",
                         "--lake": "s3://my-company-segment-data-lake/", "--glue-database": "web_app",
-                        "--date-partition": "day_hour", "--catalog": "glue"}
+                        "--date-partition": "day_hour", "--catalog": "glue",
+                        "--aws-region": "${data.aws_region.%s.name}" % next(iter(lake["data"]["aws_region"]))}
 
 
 def test_shared_database_schedules_carry_prefixes_and_partitions(synthesized):

@@ -23,7 +23,7 @@ from .tagging import with_vendor_tag
 DEFAULT_SCHEDULE = "rate(2 hours)"
 
 
-def sync_step_args(source: SegmentSource, bucket_name: str, step_entry: str) -> list[str]:
+def sync_step_args(source: SegmentSource, bucket_name: str, step_entry: str, region: str) -> list[str]:
     """The ``spark-submit`` command of one sync of ``source``."""
     args = [
         "spark-submit", "--master", "yarn", "--deploy-mode", "client", step_entry,
@@ -35,13 +35,15 @@ def sync_step_args(source: SegmentSource, bucket_name: str, step_entry: str) -> 
         "--glue-database", source.database,
         "--date-partition", source.date_partition,
         "--catalog", "glue",
+        "--aws-region", region,
     ]
     if source.table_prefix:
         args += ["--table-prefix", source.table_prefix]
     return args
 
 
-def add_job_flow_steps_input(cluster_id: str, source: SegmentSource, bucket_name: str, step_entry: str) -> str:
+def add_job_flow_steps_input(cluster_id: str, source: SegmentSource, bucket_name: str, step_entry: str,
+                             region: str) -> str:
     """The AddJobFlowSteps request the schedule sends (EMR API field names)."""
     return json.dumps({
         "JobFlowId": cluster_id,
@@ -50,7 +52,7 @@ def add_job_flow_steps_input(cluster_id: str, source: SegmentSource, bucket_name
             # A failed sync is retried by the next run; the cluster keeps serving other sources.
             "ActionOnFailure": "CONTINUE",
             "HadoopJarStep": {"Jar": "command-runner.jar",
-                              "Args": sync_step_args(source, bucket_name, step_entry)},
+                              "Args": sync_step_args(source, bucket_name, step_entry, region)},
         }],
     })
 
@@ -93,7 +95,7 @@ class SyncSchedules(Construct):
                 target=SchedulerScheduleTarget(
                     arn=f"arn:{account.partition}:scheduler:::aws-sdk:emr:addJobFlowSteps",
                     role_arn=self.role.arn,
-                    input=add_job_flow_steps_input(cluster_id, source, bucket_name, step_entry),
+                    input=add_job_flow_steps_input(cluster_id, source, bucket_name, step_entry, account.region),
                     # The next scheduled run picks up whatever a missed one left.
                     retry_policy=SchedulerScheduleTargetRetryPolicy(
                         maximum_retry_attempts=2, maximum_event_age_in_seconds=3600),

@@ -34,6 +34,7 @@ def parser() -> argparse.ArgumentParser:
                       help="partition layout by receivedAt (default day_hour)")
     sync.add_argument("--catalog", choices=["local", "glue"], default=_default_catalog(),
                       help="local: Spark's metastore inside the lake folder; glue: AWS Glue (default on EMR)")
+    sync.add_argument("--aws-region", help="region of the Glue catalog (default: AWS_REGION or boto3's configuration)")
     sync.add_argument("--workspace-id", help="Segment workspace id, copied into the report")
     sync.add_argument("--max-records-per-file", type=int, default=5_000_000,
                       help="split a partition's file beyond this many rows (default 5,000,000)")
@@ -58,7 +59,7 @@ def run_sync(args: argparse.Namespace) -> int:
         catalog=args.catalog, max_records_per_file=args.max_records_per_file, workspace_id=args.workspace_id)
     spark = build_session(f"segment-lake sync {settings.source_id}", settings.lake_uri,
                           local_catalog=settings.catalog == "local")
-    catalog = LocalCatalog(spark) if settings.catalog == "local" else GlueCatalog()
+    catalog = LocalCatalog(spark) if settings.catalog == "local" else GlueCatalog(region=args.aws_region)
     result = Sync(spark, settings, catalog).run()
     print(f"synced {settings.source_id}: read {result.read_count}, landed {result.row_count}, "
           f"duplicates {result.duplicate_count}, rejected {result.rejected_count}, "

@@ -25,11 +25,12 @@ def glue_location(uri: str) -> str:
 
 
 class GlueCatalog:
-    def __init__(self, client=None, catalog_id: str | None = None) -> None:
+    def __init__(self, client=None, catalog_id: str | None = None, region: str | None = None) -> None:
         if client is None:
             import boto3
 
-            client = boto3.client("glue", endpoint_url=os.environ.get("SEGMENT_LAKE_GLUE_ENDPOINT") or None)
+            client = boto3.client("glue", region_name=region,
+                                  endpoint_url=os.environ.get("SEGMENT_LAKE_GLUE_ENDPOINT") or None)
         self.glue = client
         self._catalog = {"CatalogId": catalog_id} if catalog_id else {}
 
