@@ -5,6 +5,7 @@ Arrays stay whole (as JSON text). Pure: no Spark here.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from .slug import slug
@@ -32,33 +33,40 @@ def _leaves(obj: dict, path: tuple[str, ...]):
             yield here, value
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the same key paths recur in every event
+def column_of(path: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """(column, None) for a key path, or (None, why it cannot be a column)."""
+    parts = [slug(part) for part in path]
+    if not all(parts):
+        return None, "key has no letters or digits to name a column"
+    column = "_".join(parts)
+    if len(column) > MAX_COLUMN_NAME:
+        return None, f"column name longer than {MAX_COLUMN_NAME} characters"
+    return column, None
+
+
 def flatten_event(event: dict) -> Flattened:
     """Columns of ``event``. When keys slug to the same column, the first non-null value in key
     order wins and later ones are discarded with their key path; over-long names are discarded."""
     out = Flattened()
-    sources: dict[str, str] = {}
+    sources: dict[str, tuple[str, ...]] = {}
     for path, value in _leaves(event, ()):
-        dotted = ".".join(path)
-        parts = [slug(part) for part in path]
-        column = "_".join(parts)
+        column, problem = column_of(path)
         encoded = encode(value)
-        if not all(parts):
+        if problem:
             if encoded is not None:
-                out.discards.append((dotted, _raw(value), "key has no letters or digits to name a column"))
-            continue
-        if len(column) > MAX_COLUMN_NAME:
-            if encoded is not None:
-                out.discards.append((dotted, _raw(value), f"column name longer than {MAX_COLUMN_NAME} characters"))
+                out.discards.append((".".join(path), _raw(value), problem))
             continue
         if column not in sources:
             out.columns.append(column)
         if encoded is None:
-            sources.setdefault(column, dotted)
+            sources.setdefault(column, path)
             continue
         if column in out.fields:
-            out.discards.append((column, _raw(value), f"key {dotted!r} names the same column as {sources[column]!r}"))
+            out.discards.append((column, _raw(value), f"key {'.'.join(path)!r} names the same column as "
+                                                      f"{'.'.join(sources[column])!r}"))
             continue
-        sources[column] = dotted
+        sources[column] = path
         out.fields[column] = encoded
     return out
 

@@ -24,7 +24,9 @@ _ISO_DATETIME = re.compile(
 
 def parse_timestamp(text: str) -> datetime | None:
     """An ISO-8601 date-time (with or without zone, up to nanoseconds) as an aware UTC datetime, else None."""
-    match = _ISO_DATETIME.match(text.strip()) if isinstance(text, str) else None
+    if not isinstance(text, str) or len(text) < 16 or not text[:4].isdigit():  # cheap test before the regex
+        return None
+    match = _ISO_DATETIME.match(text.strip())
     if not match:
         return None
     year, month, day, hour, minute, second, fraction, zone = match.groups()
@@ -49,7 +51,8 @@ def parse_timestamp(text: str) -> datetime | None:
 
 
 def utc_text(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S.%f")
+    return (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d} "
+            f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}.{moment.microsecond:06d}")
 
 
 class _JsonText(json.JSONEncoder):
