@@ -15,7 +15,12 @@ class Crash(RuntimeError):
 
 
 def crash_after_data_written(monkeypatch):
-    monkeypatch.setattr(Sync, "_catalog_table", lambda *a, **k: (_ for _ in ()).throw(Crash("after data")))
+    original = Sync._write_landed
+
+    def write_then_crash(self, *args):
+        original(self, *args)  # the last write before the catalog is touched
+        raise Crash("after data")
+    monkeypatch.setattr(Sync, "_write_landed", write_then_crash)
 
 
 def crash_after_first_table_published(monkeypatch):

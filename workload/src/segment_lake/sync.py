@@ -79,56 +79,22 @@ class Sync:
             self.progress("discover: no new files; nothing to do")
             return
         parsed = parse_lines(read_lines(self.spark, list(manifest.files))).persist()
-        counted = parsed.groupBy(F.col("reason").isNotNull().alias("rejected")).agg(
-            F.count(F.lit(1)).alias("count"), F.min("_received_at").alias("first"), F.max("_received_at").alias("last"))
-        counts, span = {}, None
-        for row in counted.collect():
-            counts[row["rejected"]] = row["count"]
-            if not row["rejected"]:
-                span = (row["first"], row["last"])
-        result.read_count = sum(counts.values())
-        result.rejected_count = counts.get(True, 0)
-        self.progress(f"parse: {result.read_count} lines, {result.rejected_count} rejected")
+        span = self._count_parsed(parsed, result)
         self._write_rejected(parsed, manifest.run_id)
-
         accepted = self._dedup(parsed, manifest.run_id, span).persist()
-        stats = accepted.groupBy("table", *self.keys).count().collect()
-        result.row_count = sum(row["count"] for row in stats)
-        result.duplicate_count = result.read_count - result.rejected_count - result.row_count
-        self.progress(f"dedup: {result.row_count} events to land, {result.duplicate_count} duplicates")
-
-        observed = observed_columns(accepted)
-        tables = sorted(observed)
-        self.progress(f"infer: {len(tables)} tables")
-        self.catalog.ensure_database(self.settings.database)
-        existing = {table: self.catalog.table_columns(self.settings.database, table) for table in tables}
-        schemas = {table: plan_schema(existing[table], [o for o in observed[table] if o[0] not in self.keys])
-                   for table in tables}
-
-        # cached: the data write computes the casts once and the discards are read back from it
-        typed = {table: apply_schema(accepted.where(F.col("table") == table), schemas[table],
-                                     keep=[*self.keys, "_message_id", "_received_at"], reserved=self.keys).persist()
-                 for table in tables}
-        for table in tables:
-            self._write_table(table, typed[table].drop("value_discards", "_message_id", "_received_at"), manifest.run_id)
-        discards = [typed[table].select(
-            F.lit(table).alias("table_name"), F.col("_message_id").alias("message_id"),
-            F.col("_received_at").alias("received_at"), F.explode("value_discards").alias("d")) for table in tables]
-        for table in tables:
-            partitions = sorted({tuple(row[k] for k in self.keys) for row in stats if row["table"] == table})
-            result.tables.append(TableResult(
-                table_name=table, database=self.settings.database,
-                row_count=sum(row["count"] for row in stats if row["table"] == table),
-                partitions=[partition_path(self.keys, p) for p in partitions],
-                new_columns=list(schemas[table].new_columns), is_new=existing[table] is None))
-        result.discarded_value_count = self._write_discards(discards, manifest.run_id)
-        for frame in typed.values():
-            frame.unpersist()
-        self.progress(f"write: {len(tables)} tables, {result.discarded_value_count} discarded values")
+        partitions = self._count_accepted(accepted, result)
+        schemas, existing = self._infer(accepted)
+        result.tables = [TableResult(
+            table_name=table, database=self.settings.database, row_count=sum(partitions[table].values()),
+            partitions=[partition_path(self.keys, p) for p in sorted(partitions[table])],
+            new_columns=list(schema.new_columns), is_new=existing[table] is None) for table, schema in schemas.items()]
+        result.discarded_value_count = self._write_tables(accepted, schemas, manifest.run_id)
+        self.progress(f"write: {len(schemas)} tables, {result.discarded_value_count} discarded values")
         self._write_landed(accepted, manifest.run_id)
-
-        for table in tables:
-            self._catalog_table(table, schemas[table], result)
+        for table, schema in schemas.items():
+            new = [(name, kind) for name, kind in schema.columns if name in schema.new_columns]
+            self._register(table, list(schema.columns), new, self.keys, sorted(partitions[table]),
+                           self._table_location(table))
         self.progress("catalog: up to date")
         self.state.finish(manifest)
         self.progress(f"state: {len(manifest.files)} files processed by run {manifest.run_id}")
@@ -136,6 +102,56 @@ class Sync:
         accepted.unpersist()
 
     # -- stages ------------------------------------------------------------------------------------
+
+    def _count_parsed(self, parsed: DataFrame, result: RunResult):
+        """Read and rejected counts, and the span of the accepted events' receivedAt (or None)."""
+        counted = parsed.groupBy(F.col("reason").isNotNull().alias("rejected")).agg(
+            F.count(F.lit(1)).alias("count"), F.min("_received_at").alias("first"), F.max("_received_at").alias("last"))
+        span = None
+        for row in counted.collect():
+            result.read_count += row["count"]
+            if row["rejected"]:
+                result.rejected_count = row["count"]
+            else:
+                span = (row["first"], row["last"])
+        self.progress(f"parse: {result.read_count} lines, {result.rejected_count} rejected")
+        return span
+
+    def _count_accepted(self, accepted: DataFrame, result: RunResult) -> dict[str, dict[tuple, int]]:
+        """table -> partition values -> rows to land."""
+        partitions: dict[str, dict[tuple, int]] = {}
+        for row in accepted.groupBy("table", *self.keys).count().collect():
+            partitions.setdefault(row["table"], {})[tuple(row[k] for k in self.keys)] = row["count"]
+        result.row_count = sum(sum(counts.values()) for counts in partitions.values())
+        result.duplicate_count = result.read_count - result.rejected_count - result.row_count
+        self.progress(f"dedup: {result.row_count} events to land, {result.duplicate_count} duplicates")
+        return partitions
+
+    def _infer(self, accepted: DataFrame):
+        """Each table's schema (catalog columns plus this run's new ones), and the catalog's columns."""
+        observed = observed_columns(accepted)
+        self.catalog.ensure_database(self.settings.database)
+        existing = {table: self.catalog.table_columns(self.settings.database, table) for table in sorted(observed)}
+        schemas = {table: plan_schema(existing[table], [o for o in observed[table] if o[0] not in self.keys])
+                   for table in sorted(observed)}
+        self.progress(f"infer: {len(schemas)} tables")
+        return schemas, existing
+
+    def _write_tables(self, accepted: DataFrame, schemas: dict[str, TableSchema], run_id: str) -> int:
+        """Writes every table and the discards; returns the number of discarded values."""
+        # cached: the data write computes the casts once and the discards are read back from it
+        typed = {table: apply_schema(accepted.where(F.col("table") == table), schema,
+                                     keep=[*self.keys, "_message_id", "_received_at"], reserved=self.keys).persist()
+                 for table, schema in schemas.items()}
+        for table, frame in typed.items():
+            self._write_table(table, frame.drop("value_discards", "_message_id", "_received_at"), run_id)
+        discarded = self._write_discards([frame.select(
+            F.lit(table).alias("table_name"), F.col("_message_id").alias("message_id"),
+            F.col("_received_at").alias("received_at"), F.explode("value_discards").alias("d"))
+            for table, frame in typed.items()], run_id)
+        for frame in typed.values():
+            frame.unpersist()
+        return discarded
 
     def _manifest(self, result: RunResult) -> RunManifest:
         """The unfinished run to redo, or a new run over the files no finished run processed."""
@@ -210,12 +226,6 @@ class Sync:
     def _write_landed(self, accepted: DataFrame, run_id: str) -> None:
         (accepted.select(F.col("_message_id").alias("message_id"), F.col("_received_at").alias("received_at"))
          .coalesce(1).write.mode("overwrite").parquet(self.state.landed_run_uri(run_id)))
-
-    def _catalog_table(self, table: str, schema: TableSchema, result: RunResult) -> None:
-        mine = next(t for t in result.tables if t.table_name == table)
-        partitions = [tuple(p.split("=", 1)[1] for p in path.split("/")) for path in mine.partitions]
-        new = [(name, kind) for name, kind in schema.columns if name in schema.new_columns]
-        self._register(table, list(schema.columns), new, self.keys, partitions, self._table_location(table))
 
     def _register(self, table, columns, new_columns, keys, partitions, location) -> None:
         database = self.settings.database
