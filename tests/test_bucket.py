@@ -1,7 +1,7 @@
 """The bucket: lifecycle on an existing bucket, secure defaults on a created one."""
 import json
 
-from stack_helpers import as_list, named, only, policy, resources
+from stack_helpers import as_list, only, policy, resources
 
 
 def rules_by_id(stack):
@@ -51,7 +51,7 @@ def test_created_bucket_configures_stage_days_and_expires_old_versions(synthesiz
 
 
 def test_standalone_bucket_with_extra_rules_and_kms():
-    from cdktf import App, TerraformStack, Testing
+    from cdktf import TerraformStack, Testing
     from segment_data_lake import DataLakeBucket, DataLakeBucketProps
     from segment_data_lake.aws import (
         AwsProvider,

@@ -5,7 +5,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from conftest import REPO
 from stack_helpers import named, only
 

@@ -3,7 +3,7 @@ import json
 import zipfile
 from pathlib import Path
 
-from stack_helpers import as_list, named, only, policy, resources
+from stack_helpers import named, only, policy, resources
 
 
 def test_bundle_is_uploaded_content_addressed_and_bootstrapped(synthesized, lake):
