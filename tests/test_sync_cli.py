@@ -14,7 +14,7 @@ def run(*args, cwd=None):
     return subprocess.run([CLI, *args], capture_output=True, text=True, cwd=cwd, timeout=600)
 
 
-@pytest.mark.parametrize("command", [[], ["sync"], ["sql"]])
+@pytest.mark.parametrize("command", [[], ["sync"], ["generate"], ["sql"]])
 def test_every_subcommand_has_help(command):
     result = run(*command, "--help")
     assert result.returncode == 0

@@ -1,4 +1,5 @@
-"""``segment-lake``: sync Segment events into the lake, and query a local lake with Spark SQL."""
+"""``segment-lake``: sync Segment events into the lake, generate realistic raw events, and query a local lake
+with Spark SQL."""
 from __future__ import annotations
 
 import argparse
@@ -39,6 +40,26 @@ def parser() -> argparse.ArgumentParser:
     sync.add_argument("--max-records-per-file", type=int, default=5_000_000,
                       help="split a partition's file beyond this many rows (default 5,000,000)")
 
+    gen = commands.add_parser("generate", help="write realistic raw Segment events for tests and benchmarks",
+                              description="Write deterministic, realistic raw Segment events in the S3 destination's "
+                                          "layout (segment-logs/<source>/<day-epoch-ms>/<n>.gz). The same options "
+                                          "and seed give the same bytes.")
+    gen.add_argument("--output", required=True, help="folder to write segment-logs/ into")
+    gen.add_argument("--events", type=int, default=100_000, help="lines per source, duplicates and malformed included "
+                                                                 "(default 100,000)")
+    gen.add_argument("--sources", type=int, default=1, help="number of sources, src0001... (default 1)")
+    span = gen.add_mutually_exclusive_group()
+    span.add_argument("--hours", type=int, help="hours of events (default 2, one scheduled sync's window)")
+    span.add_argument("--days", type=int, help="days of events")
+    gen.add_argument("--start", default="2024-01-02T00", help="first hour received, YYYY-MM-DDTHH in UTC "
+                                                               "(default 2024-01-02T00)")
+    gen.add_argument("--event-names", type=int, default=50, help="distinct track event names, Zipf-skewed (default 50)")
+    gen.add_argument("--files-per-hour", type=int, default=4, help="gzip files per hour per source (default 4)")
+    gen.add_argument("--duplicate-rate", type=float, default=0.01, help="share of lines that repeat an earlier "
+                                                                        "messageId (default 0.01)")
+    gen.add_argument("--malformed-rate", type=float, default=0.001, help="share of malformed lines (default 0.001)")
+    gen.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
+
     sql = commands.add_parser("sql", help="run a Spark SQL query against a local lake's catalog",
                               description="Run one Spark SQL statement against the embedded catalog of a local lake.")
     sql.add_argument("--lake", required=True, help="local lake root")
@@ -67,6 +88,30 @@ def run_sync(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_generate(args: argparse.Namespace) -> int:
+    from datetime import datetime, timezone
+    from pathlib import Path
+
+    from .errors import InvalidSettings
+    from .generate import GenerateOptions, generate
+
+    try:
+        start = datetime.strptime(args.start, "%Y-%m-%dT%H").replace(tzinfo=timezone.utc)
+    except ValueError:
+        raise InvalidSettings(f"invalid --start {args.start!r}: use YYYY-MM-DDTHH, for example 2024-01-02T00") from None
+    hours = args.days * 24 if args.days is not None else (args.hours if args.hours is not None else 2)
+    try:
+        options = GenerateOptions(
+            output=Path(args.output), events=args.events, sources=args.sources, hours=hours, start=start,
+            event_names=args.event_names, files_per_hour=args.files_per_hour, duplicate_rate=args.duplicate_rate,
+            malformed_rate=args.malformed_rate, seed=args.seed)
+    except ValueError as error:
+        raise InvalidSettings(str(error)) from None
+    files = generate(options)
+    print(f"generated {args.events * args.sources} lines in {len(files)} files under {Path(args.output) / 'segment-logs'}")
+    return 0
+
+
 def run_sql(args: argparse.Namespace) -> int:
     from .session import build_session
     from .settings import SyncSettings
@@ -83,7 +128,7 @@ def run_sql(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        return run_sync(args) if args.command == "sync" else run_sql(args)
+        return {"sync": run_sync, "generate": run_generate, "sql": run_sql}[args.command](args)
     except Exception as error:  # one line naming what failed; the report has the rest
         code, message = classify(error)
         print(f"segment-lake: error ({code}): {message}", file=sys.stderr)
