@@ -99,10 +99,10 @@ def run_generate(args: argparse.Namespace) -> int:
         start = datetime.strptime(args.start, "%Y-%m-%dT%H").replace(tzinfo=timezone.utc)
     except ValueError:
         raise InvalidSettings(f"invalid --start {args.start!r}: use YYYY-MM-DDTHH, for example 2024-01-02T00") from None
-    hours = args.days * 24 if args.days is not None else (args.hours if args.hours is not None else 2)
+    span = {"hours": args.days * 24} if args.days is not None else {"hours": args.hours} if args.hours is not None else {}
     try:
         options = GenerateOptions(
-            output=Path(args.output), events=args.events, sources=args.sources, hours=hours, start=start,
+            output=Path(args.output), events=args.events, sources=args.sources, **span, start=start,
             event_names=args.event_names, files_per_hour=args.files_per_hour, duplicate_rate=args.duplicate_rate,
             malformed_rate=args.malformed_rate, seed=args.seed)
     except ValueError as error:

@@ -90,6 +90,11 @@ class GenerateOptions:
         if self.files_per_hour > 3600:
             raise ValueError(f"--files-per-hour must be at most 3600, not {self.files_per_hour}")
 
+    @property
+    def slices(self) -> int:
+        """Files per source: one per slice of an hour."""
+        return self.hours * self.files_per_hour
+
 
 def event_name_list(count: int) -> list[str]:
     """``count`` distinct event names, most common first."""
@@ -128,53 +133,38 @@ def _pick(rng: random.Random, items: list):
     return items[int(rng.random() * len(items))]
 
 
-def _value(rng: random.Random, kind: str):
-    if kind == "sku":
-        return f"sku-{_below(rng, 5000):05d}"
-    if kind == "word":
-        return _pick(rng, _WORDS)
-    if kind == "maybe_word":
-        return None if rng.random() < 0.3 else _pick(rng, _WORDS)
-    if kind == "title":
-        return _pick(rng, _TITLES)
-    if kind == "money":
-        return round(rng.uniform(1, 500), 2)
-    if kind == "count":
-        return _between(rng, 1, 20)
-    if kind == "url":
-        return f"https://shop.example{_pick(rng, _PAGES)}?ref={_below(rng, 100)}"
-    if kind == "currency":
-        return _pick(rng, _CURRENCIES)
-    if kind == "id":
-        return f"{rng.getrandbits(48):012x}"
-    if kind == "bigid":
-        return rng.getrandbits(62)
-    if kind == "seconds":
-        return _between(rng, 1, 3600)
-    if kind == "ratio":
-        return round(rng.random(), 3)
-    if kind == "tags":
-        return rng.sample(_WORDS, _below(rng, 4))
-    if kind == "items":
-        return [{"sku": f"sku-{_below(rng, 5000):05d}", "price": round(rng.uniform(1, 99), 2),
-                 "quantity": _between(rng, 1, 4)} for _ in range(_between(rng, 1, 4))]
-    if kind == "changing":  # the same property as a number, a numeric string or a decimal
-        choice = _below(rng, 10)
-        return str(_below(rng, 100)) if choice == 0 else (_below(rng, 100) + 0.5 if choice == 1 else _below(rng, 100))
-    if kind == "bool":
-        return rng.random() < 0.5
-    if kind == "bools":
-        return {"beta": rng.random() < 0.2, "darkMode": rng.random() < 0.5}
-    if kind == "time":
-        return f"2024-0{1 + _below(rng, 9)}-{10 + _below(rng, 19)}T{10 + _below(rng, 14)}:00:00.000Z"
-    if kind == "nested":
-        return {"source": _pick(rng, _WORDS), "campaign": {"id": _below(rng, 1000), "name": _pick(rng, _TITLES)}}
-    if kind == "geo":
-        return {"lat": round(rng.uniform(-90, 90), 6), "lon": round(rng.uniform(-180, 180), 6)}
-    if kind == "dims":
-        return {"width": _between(rng, 100, 2000), "height": _between(rng, 100, 2000), "unit": "px"}
-    raise ValueError(kind)
+def _changing(rng: random.Random):
+    """The same property as a number, a numeric string or a decimal."""
+    choice = _below(rng, 10)
+    return str(_below(rng, 100)) if choice == 0 else (_below(rng, 100) + 0.5 if choice == 1 else _below(rng, 100))
 
+
+# property kind -> a value of it
+_VALUES = {
+    "sku": lambda rng: f"sku-{_below(rng, 5000):05d}",
+    "word": lambda rng: _pick(rng, _WORDS),
+    "maybe_word": lambda rng: None if rng.random() < 0.3 else _pick(rng, _WORDS),
+    "title": lambda rng: _pick(rng, _TITLES),
+    "money": lambda rng: round(rng.uniform(1, 500), 2),
+    "count": lambda rng: _between(rng, 1, 20),
+    "url": lambda rng: f"https://shop.example{_pick(rng, _PAGES)}?ref={_below(rng, 100)}",
+    "currency": lambda rng: _pick(rng, _CURRENCIES),
+    "id": lambda rng: f"{rng.getrandbits(48):012x}",
+    "bigid": lambda rng: rng.getrandbits(62),
+    "seconds": lambda rng: _between(rng, 1, 3600),
+    "ratio": lambda rng: round(rng.random(), 3),
+    "tags": lambda rng: rng.sample(_WORDS, _below(rng, 4)),
+    "items": lambda rng: [{"sku": f"sku-{_below(rng, 5000):05d}", "price": round(rng.uniform(1, 99), 2),
+                           "quantity": _between(rng, 1, 4)} for _ in range(_between(rng, 1, 4))],
+    "changing": _changing,
+    "bool": lambda rng: rng.random() < 0.5,
+    "bools": lambda rng: {"beta": rng.random() < 0.2, "darkMode": rng.random() < 0.5},
+    "time": lambda rng: f"2024-0{1 + _below(rng, 9)}-{10 + _below(rng, 19)}T{10 + _below(rng, 14)}:00:00.000Z",
+    "nested": lambda rng: {"source": _pick(rng, _WORDS),
+                           "campaign": {"id": _below(rng, 1000), "name": _pick(rng, _TITLES)}},
+    "geo": lambda rng: {"lat": round(rng.uniform(-90, 90), 6), "lon": round(rng.uniform(-180, 180), 6)},
+    "dims": lambda rng: {"width": _between(rng, 100, 2000), "height": _between(rng, 100, 2000), "unit": "px"},
+}
 
 _DAY_MS = 86_400_000
 
@@ -249,7 +239,7 @@ class _Source:
             rank = names.pop() if names else min(bisect.bisect(self.cumulative, rng.random()), len(self.names) - 1)
             name = self.names[rank]
             event["event"] = name
-            event["properties"] = {key: _value(rng, value_kind) for key, value_kind in self.properties[name]}
+            event["properties"] = {key: _VALUES[value_kind](rng) for key, value_kind in self.properties[name]}
         elif kind in ("identify", "group"):
             traits = {"email": f"user{user}@example.com", "plan": _pick(rng, ["free", "pro", "enterprise"]),
                       "logins": _between(rng, 1, 500), "address": {"city": _pick(rng, ["Berlin", "Austin", "Osaka"]),
@@ -276,8 +266,7 @@ def _gzip_bytes(text: str) -> bytes:
 
 def generate(options: GenerateOptions, workers: int | None = None) -> list[Path]:
     """Writes every source's files (one per slice of time, in parallel processes); returns their paths."""
-    slices = options.hours * options.files_per_hour
-    tasks = [(options, source, index) for source in range(1, options.sources + 1) for index in range(slices)]
+    tasks = [(options, source, index) for source in range(1, options.sources + 1) for index in range(options.slices)]
     workers = workers or os.cpu_count() or 1
     if workers == 1:
         return [_write_slice(*task) for task in tasks]
@@ -295,12 +284,11 @@ def _write_slice(options: GenerateOptions, source_index: int, index: int) -> Pat
     source = _source(options, source_index)
     rng = source.rng
     rng.seed(f"{options.seed}:{source_index}:{index}")
-    slices = options.hours * options.files_per_hour
     slice_ms = 3_600_000 // options.files_per_hour
     slice_start = int(options.start.timestamp() * 1000) + index * slice_ms
-    count = options.events // slices + (1 if index < options.events % slices else 0)
+    count = options.events // options.slices + (1 if index < options.events % options.slices else 0)
     # every name appears: slice i starts its tracks with names i, i + slices, ... before drawing by rank
-    names = list(range(index, len(source.names), slices))[::-1]
+    names = list(range(index, len(source.names), options.slices))[::-1]
     lines, recent = [], []
     for n in range(count):
         roll = rng.random()
