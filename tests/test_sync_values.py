@@ -1,97 +1,139 @@
-"""Pure functions of the sync: slugs, value kinds, flattening, line parsing, the type lattice."""
-from datetime import datetime, timezone
-from decimal import Decimal
+"""The parser (in Spark's JVM) on single lines, slugs and the type lattice."""
+import json
+from datetime import datetime
 
 import pytest
 
-from segment_lake.flatten import flatten_event
 from segment_lake.infer import plan_schema, type_of_kinds
-from segment_lake.parse import parse_line
+from segment_lake.parse import parse_lines
 from segment_lake.slug import slug
-from segment_lake.values import encode, parse_timestamp
+
+RECEIVED = "2024-01-01T00:00:00Z"
 
 
-@pytest.mark.parametrize("text,expected", [
+def parse(spark, *lines):
+    """The parser's rows for ``lines``, in order."""
+    frame = spark.createDataFrame([(line, "f", i) for i, line in enumerate(lines)], "value string, file string, i long")
+    rows = parse_lines(frame.select("value", "file", "i")).collect()
+    return [row.asDict(recursive=True) for row in rows]
+
+
+def flatten(spark, event: dict) -> dict:
+    """The parser's fields, columns and discards of an identify carrying ``event``'s keys."""
+    line = json.dumps({"type": "identify", "messageId": "m", "receivedAt": RECEIVED, **event})
+    row = parse(spark, line)[0]
+    assert row["reason"] is None, row["reason"]
+    own = {"type", "message_id", "received_at"}
+    return {"fields": {k: v for k, v in row["fields"].items() if k not in own},
+            "columns": [c for c in row["columns"] if c not in own],
+            "discards": [(d["column"], d["value"], d["reason"]) for d in row["discards"]]}
+
+
+SLUGS = [
     ("productId", "product_id"), ("messageId", "message_id"), ("receivedAt", "received_at"),
     ("101 Account Update", "101_account_update"), ("Order Completed", "order_completed"),
     ("  --Hello, World!--  ", "hello_world"), ("HTMLPage", "html_page"), ("utm2Source", "utm2_source"),
     ("integrations_All", "integrations_all"), ("e-mail", "e_mail"), ("ÄÖÜ", ""), ("already_snake", "already_snake"),
-])
+]
+
+
+@pytest.mark.parametrize("text,expected", SLUGS)
 def test_slug(text, expected):
     assert slug(text) == expected
 
 
+def test_the_parser_slugs_keys_and_event_names_like_the_settings_do(spark):
+    fields = flatten(spark, {"traits": {text: 1 for text, _ in SLUGS}})
+    assert fields["columns"] == [f"traits_{expected}" for _, expected in SLUGS if expected]
+    tracks = parse(spark, *(json.dumps({"type": "track", "event": text, "messageId": "m", "receivedAt": RECEIVED})
+                            for text, _ in SLUGS))
+    assert [row["segment_type"] for row in tracks] == [f"track_{expected}" if expected else None for _, expected in SLUGS]
+
+
 @pytest.mark.parametrize("value,expected", [
-    (True, "btrue"), (False, "bfalse"), (None, None), (42, "i42"), (-(2**63), f"i{-(2**63)}"),
-    (2**63, f"d{2**63}"), (10**40, f"s{10**40}"), (Decimal("19.99"), "d19.99"), (Decimal("5.0"), "d5.0"),
-    (Decimal("1E+40"), "s1E+40"), ("hello", "shello"), ("5", "s5"), ([1, "a", {"b": None}], 's[1,"a",{"b":null}]'),
-    ("2024-01-02T03:04:05.123Z", "t2024-01-02 03:04:05.123000\x1f2024-01-02T03:04:05.123Z"),
-    ("2024-01-02T05:04:05+02:00", "t2024-01-02 03:04:05.000000\x1f2024-01-02T05:04:05+02:00"),
+    ("true", "btrue"), ("false", "bfalse"), ("null", None), ("42", "i42"), (str(-(2**63)), f"i{-(2**63)}"),
+    (str(2**63), f"d{2**63}"), (str(10**40), f"s{10**40}"), ("19.99", "d19.99"), ("5.0", "d5.0"),
+    ("1E+40", "s1E+40"), ("1e5", "d1E+5"), ('"hello"', "shello"), ('"5"', "s5"),
+    ('[1, "a", {"b": null}, 19.0]', 's[1,"a",{"b":null},19.0]'),
+    ('"2024-01-02T03:04:05.123Z"', "t2024-01-02 03:04:05.123000\x1f2024-01-02T03:04:05.123Z"),
+    ('"2024-01-02T05:04:05+02:00"', "t2024-01-02 03:04:05.000000\x1f2024-01-02T05:04:05+02:00"),
+    ('"2024-01-02 03:04"', "t2024-01-02 03:04:00.000000\x1f2024-01-02 03:04"),
+    ('"2024-01-02T03:04:05.123456789Z"', "t2024-01-02 03:04:05.123456\x1f2024-01-02T03:04:05.123456789Z"),
+    ('"2024-01-02T00:30:00-0130"', "t2024-01-02 02:00:00.000000\x1f2024-01-02T00:30:00-0130"),
+    ('"2024-13-01T00:00:00Z"', "s2024-13-01T00:00:00Z"), ('"2024-01-02"', "s2024-01-02"),
+    ('"2024-01-02T25:00:00Z"', "s2024-01-02T25:00:00Z"), ('"0001-01-01T00:00:00+01:00"', "s0001-01-01T00:00:00+01:00"),
 ])
-def test_encode(value, expected):
-    assert encode(value) == expected
+def test_values_carry_their_kind(spark, value, expected):
+    line = f'{{"type":"identify","messageId":"m","receivedAt":"{RECEIVED}","traits":{{"v":{value}}}}}'
+    row = parse(spark, line)[0]
+    assert row["fields"].get("traits_v") == expected
+    assert "traits_v" in row["columns"]
 
 
-def test_parse_timestamp_forms():
-    utc = timezone.utc
-    assert parse_timestamp("2024-01-02T03:04:05Z") == datetime(2024, 1, 2, 3, 4, 5, tzinfo=utc)
-    assert parse_timestamp("2024-01-02 03:04") == datetime(2024, 1, 2, 3, 4, tzinfo=utc)
-    assert parse_timestamp("2024-01-02T03:04:05.123456789Z") == datetime(2024, 1, 2, 3, 4, 5, 123456, tzinfo=utc)
-    assert parse_timestamp("2024-01-02T00:30:00-0130") == datetime(2024, 1, 2, 2, 0, tzinfo=utc)
-    for bad in ("2024-13-01T00:00:00Z", "2024-01-02", "yesterday", "2024-01-02T25:00:00Z", ""):
-        assert parse_timestamp(bad) is None, bad
+def test_flatten_joins_nested_keys_and_keeps_arrays_whole(spark):
+    flat = flatten(spark, {"context": {"page": {"url": "u"}}, "properties": {"revenue": 5, "tags": ["a"], "empty": {}},
+                           "integrations": {"All": True}, "traits": {"email": None}})
+    assert flat["columns"] == ["context_page_url", "properties_revenue", "properties_tags", "integrations_all",
+                               "traits_email"]
+    assert flat["fields"] == {"context_page_url": "su", "properties_revenue": "i5", "properties_tags": 's["a"]',
+                              "integrations_all": "btrue"}
+    assert flat["discards"] == []
 
 
-def test_flatten_joins_nested_keys_and_keeps_arrays_whole():
-    flat = flatten_event({"messageId": "m", "context": {"page": {"url": "u"}}, "properties": {"revenue": 5,
-                          "tags": ["a"], "empty": {}}, "integrations": {"All": True}, "traits": {"email": None}})
-    assert flat.columns == ["message_id", "context_page_url", "properties_revenue", "properties_tags",
-                            "integrations_all", "traits_email"]
-    assert flat.fields == {"message_id": "sm", "context_page_url": "su", "properties_revenue": "i5",
-                           "properties_tags": 's["a"]', "integrations_all": "btrue"}
-    assert flat.discards == []
+def test_flatten_merges_colliding_keys_deterministically(spark):
+    flat = flatten(spark, {"properties": {"productId": None, "product_id": "b", "ProductID": "c"}})
+    assert flat["fields"] == {"properties_product_id": "sb"}
+    assert flat["discards"] == [("properties_product_id", "c",
+                                 "key 'properties.ProductID' names the same column as 'properties.product_id'")]
 
 
-def test_flatten_merges_colliding_keys_deterministically():
-    flat = flatten_event({"properties": {"productId": None, "product_id": "b", "ProductID": "c"}})
-    assert flat.fields == {"properties_product_id": "sb"}
-    assert flat.discards == [("properties_product_id", "c",
-                              "key 'properties.ProductID' names the same column as 'properties.product_id'")]
-
-
-def test_flatten_discards_overlong_and_unnameable_columns():
+def test_flatten_discards_overlong_and_unnameable_columns(spark):
     long_key = "k" * 251
-    flat = flatten_event({"properties": {long_key: 1, "!!!": "x"}, "a": 1})
-    assert flat.fields == {"a": "i1"}
-    reasons = {d[2] for d in flat.discards}
-    assert "column name longer than 250 characters" in reasons
-    assert "key has no letters or digits to name a column" in reasons
-    assert any(d[0] == "properties." + long_key and d[1] == "1" for d in flat.discards)
+    flat = flatten(spark, {"properties": {long_key: 1, "!!!": "x"}, "a": 1})
+    assert flat["fields"] == {"a": "i1"}
+    reasons = {d[2] for d in flat["discards"]}
+    assert reasons == {"column name longer than 250 characters", "key has no letters or digits to name a column"}
+    assert ("properties." + long_key, "1", "column name longer than 250 characters") in flat["discards"]
+
+
+def test_a_repeated_key_keeps_its_first_place_and_its_last_value(spark):
+    line = f'{{"type":"identify","messageId":"m","receivedAt":"{RECEIVED}","traits":{{"a":1,"b":2,"a":3}}}}'
+    row = parse(spark, line)[0]
+    assert [c for c in row["columns"] if c.startswith("traits")] == ["traits_a", "traits_b"]
+    assert row["fields"]["traits_a"] == "i3"
 
 
 @pytest.mark.parametrize("line,reason", [
-    ("not json", "not JSON: Expecting value"), ("[1,2]", "not a JSON object"),
+    ("not json", "not JSON: Expecting value"), ("[1,2]", "not a JSON object"), ("5", "not a JSON object"),
+    ('{"type":"page"} {}', "not JSON: Extra data"), ('{"type":"page"', "not JSON: Unexpected end-of-input"),
     ('{"messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}', "no type"),
     ('{"type":"click","messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}', "unknown type 'click'"),
     ('{"type":"track","messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}', "track without event"),
     ('{"type":"track","event":"!!","messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}', "track event name '!!' has no letters or digits"),
     ('{"type":"identify","receivedAt":"2024-01-01T00:00:00Z"}', "no messageId"),
+    ('{"type":"identify","messageId":"","receivedAt":"2024-01-01T00:00:00Z"}', "no messageId"),
     ('{"type":"identify","messageId":"m"}', "no parseable receivedAt"),
     ('{"type":"identify","messageId":"m","receivedAt":"soon"}', "no parseable receivedAt"),
 ])
-def test_rejections_carry_their_reason(line, reason):
-    assert parse_line(line).reason == reason
+def test_rejections_carry_their_reason(spark, line, reason):
+    row = parse(spark, line)[0]
+    assert row["reason"] == reason
+    assert row["raw"] == line and row["fields"] is None
 
 
-def test_accepted_line():
-    parsed = parse_line('{"type":"track","event":"101 Account Update","messageId":7,'
-                        '"receivedAt":"2024-01-01T23:59:59.5+01:00","properties":{"price":1.50}}')
-    assert parsed.reason is None
-    assert parsed.segment_type == "track_101_account_update"
-    assert parsed.message_id == "7"
-    assert parsed.received_at == datetime(2024, 1, 1, 22, 59, 59, 500000, tzinfo=timezone.utc)
-    assert parsed.fields["properties_price"] == "d1.50"
-    assert parsed.fields["event"] == "s101 Account Update"
+def test_accepted_line(spark):
+    row = parse(spark, '{"type":"track","event":"101 Account Update","messageId":7,'
+                       '"receivedAt":"2024-01-01T23:59:59.5+01:00","properties":{"price":1.50}}')[0]
+    assert row["reason"] is None and row["raw"] is None
+    assert row["segment_type"] == "track_101_account_update"
+    assert row["_message_id"] == "7"
+    assert row["_received_at"] == datetime(2024, 1, 1, 22, 59, 59, 500000)
+    assert row["fields"]["properties_price"] == "d1.50"
+    assert row["fields"]["event"] == "s101 Account Update"
+
+
+def test_blank_lines_are_not_events(spark):
+    assert parse(spark, "", "   ") == []
 
 
 @pytest.mark.parametrize("kinds,expected", [

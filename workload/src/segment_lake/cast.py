@@ -6,7 +6,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from .infer import BIGINT, BOOLEAN, DECIMAL, STRING, TIMESTAMP, TableSchema
-from .values import TIMESTAMP_SEPARATOR
+
+# Between a timestamp value's UTC form and its original text (see jvm/ParseEvent.java).
+TIMESTAMP_SEPARATOR = "\x1f"
 
 
 def _kind(v: Column) -> Column:

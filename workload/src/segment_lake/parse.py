@@ -1,105 +1,81 @@
-"""Parse raw lines into events (or rejections with a reason), as a DataFrame of one row per line."""
+"""Parse raw lines into events (or rejections with a reason) inside Spark's JVM.
+
+The parser is ``jvm/ParseEvent.java``: each line becomes its event's type, messageId, receivedAt
+and flattened, kind-tagged fields (see the Java file for the kinds). Janino, which Spark ships
+for its own code generation, compiles it when a session first needs it; the classes go to the
+session as a jar, so the parser runs on every executor and no event passes through Python.
+"""
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
-from datetime import datetime
-from decimal import Decimal
+import hashlib
+import os
+import tempfile
+import zipfile
+from importlib import resources
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from .flatten import flatten_event
-from .slug import slug
-from .values import parse_timestamp
-
 SEGMENT_TYPES = ("track", "identify", "page", "screen", "group", "alias")
+FUNCTION = "segment_lake_parse_event"
+JAVA_CLASS = "segmentlake.ParseEvent"
 
-PARSED_SCHEMA = T.StructType([
-    T.StructField("file", T.StringType()),
-    T.StructField("reason", T.StringType()),  # set for rejected lines
-    T.StructField("raw", T.StringType()),  # the line, kept for rejected lines only
+DISCARD_TYPE = T.ArrayType(T.StructType([
+    T.StructField("column", T.StringType()),
+    T.StructField("value", T.StringType()),
+    T.StructField("reason", T.StringType()),
+]))
+PARSED_TYPE = T.StructType([
+    T.StructField("reason", T.StringType()),  # set for rejected lines, and then nothing else is
     T.StructField("segment_type", T.StringType()),
-    T.StructField("_message_id", T.StringType()),
-    T.StructField("_received_at", T.TimestampType()),
+    T.StructField("message_id", T.StringType()),
+    T.StructField("received_at", T.StringType()),  # UTC, as yyyy-MM-dd HH:mm:ss.ffffff
     T.StructField("fields", T.MapType(T.StringType(), T.StringType())),
     T.StructField("columns", T.ArrayType(T.StringType())),
-    T.StructField("discards", T.ArrayType(T.StructType([
-        T.StructField("column", T.StringType()),
-        T.StructField("value", T.StringType()),
-        T.StructField("reason", T.StringType()),
-    ]))),
+    T.StructField("discards", DISCARD_TYPE),
 ])
 
 
-@dataclass
-class ParsedLine:
-    reason: str | None = None
-    segment_type: str | None = None
-    message_id: str | None = None
-    received_at: datetime | None = None
-    fields: dict[str, str] = field(default_factory=dict)
-    columns: list[str] = field(default_factory=list)
-    discards: list[tuple[str, str, str]] = field(default_factory=list)
+def _compiled_jar(spark: SparkSession) -> str:
+    """The parser's classes as a jar, compiled once per version of the source."""
+    source = resources.files(__package__).joinpath("jvm", "ParseEvent.java").read_text()
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    jar = os.path.join(tempfile.gettempdir(), f"segment-lake-{os.getuid()}-parse-{digest}.jar")
+    if os.path.exists(jar):
+        return jar
+    jvm = spark.sparkContext._jvm
+    compiler = jvm.org.codehaus.janino.SimpleCompiler()
+    compiler.setParentClassLoader(jvm.java.lang.Thread.currentThread().getContextClassLoader())
+    compiler.cook(source)
+    partial = f"{jar}.{os.getpid()}"
+    with zipfile.ZipFile(partial, "w") as archive:
+        for name, code in compiler.getBytecodes().items():
+            archive.writestr(name.replace(".", "/") + ".class", bytes(code))
+    os.replace(partial, jar)  # atomic: a concurrent sync sees no half-written jar
+    return jar
 
 
-def _rejected(reason: str) -> ParsedLine:
-    return ParsedLine(reason=reason)
-
-
-def segment_type_of(event: dict) -> tuple[str | None, str | None]:
-    """(segment_type, None) or (None, reason): ``track_<slug of event>`` for tracks, else the type."""
-    kind = event.get("type")
-    if not isinstance(kind, str) or not kind:
-        return None, "no type"
-    kind = kind.lower()
-    if kind not in SEGMENT_TYPES:
-        return None, f"unknown type {event['type']!r}"
-    if kind != "track":
-        return kind, None
-    name = event.get("event")
-    if not isinstance(name, str) or not name.strip():
-        return None, "track without event"
-    if not slug(name):
-        return None, f"track event name {name!r} has no letters or digits"
-    return f"track_{slug(name)}", None
-
-
-def parse_line(line: str) -> ParsedLine:
-    """One line of newline-delimited JSON: an accepted event or a rejection with its reason."""
-    try:
-        event = json.loads(line, parse_float=Decimal)
-    except ValueError as error:
-        return _rejected(f"not JSON: {error.args[0].split(':')[0]}")
-    if not isinstance(event, dict):
-        return _rejected("not a JSON object")
-    segment_type, reason = segment_type_of(event)
-    if reason:
-        return _rejected(reason)
-    message_id = event.get("messageId")
-    if message_id is None or message_id == "" or isinstance(message_id, (dict, list, bool)):
-        return _rejected("no messageId")
-    received_at = parse_timestamp(event.get("receivedAt")) if isinstance(event.get("receivedAt"), str) else None
-    if received_at is None:
-        return _rejected("no parseable receivedAt")
-    flat = flatten_event(event)
-    return ParsedLine(None, segment_type, str(message_id), received_at, flat.fields, flat.columns, flat.discards)
-
-
-def _parse_partition(rows):
-    for row in rows:
-        parsed = parse_line(row.value)
-        if parsed.reason:
-            yield (row.file, parsed.reason, row.value, None, None, None, None, None, None)
-        else:
-            yield (row.file, None, None, parsed.segment_type, parsed.message_id, parsed.received_at,
-                   parsed.fields, parsed.columns, parsed.discards)
+def register_parser(spark: SparkSession) -> None:
+    """Make ``segment_lake_parse_event(line)`` callable in ``spark`` (and on its executors)."""
+    if spark.catalog.functionExists(FUNCTION):
+        return
+    spark.sql(f"ADD JAR '{_compiled_jar(spark)}'")  # also puts the class on this thread's class loader
+    jvm = spark.sparkContext._jvm
+    parser = jvm.java.lang.Thread.currentThread().getContextClassLoader().loadClass(JAVA_CLASS).newInstance()
+    # registerJavaFunction needs generic signatures, which Janino does not write: register the instance
+    spark._jsparkSession.udf().register(FUNCTION, parser, jvm.org.apache.spark.sql.types.DataType.fromJson(PARSED_TYPE.json()))
 
 
 def parse_lines(lines: DataFrame) -> DataFrame:
-    """``lines`` (value, file) -> one row per line in ``PARSED_SCHEMA``; blank lines are not events.
-
-    The event's own messageId and receivedAt are ``_message_id`` and ``_received_at``: the
-    flattened ``message_id`` and ``received_at`` columns are data like any other."""
-    non_blank = lines.where("trim(value) != ''")
-    return lines.sparkSession.createDataFrame(non_blank.rdd.mapPartitions(_parse_partition), PARSED_SCHEMA)
+    """``lines`` (value, file) -> one row per non-blank line: file, reason and raw (for rejected
+    lines), segment_type, fields, columns, discards, and the event's own messageId and receivedAt
+    as ``_message_id`` and ``_received_at`` (the flattened ``message_id`` and ``received_at``
+    columns are data like any other)."""
+    register_parser(lines.sparkSession)
+    parsed = lines.where("trim(value) != ''").select("file", "value", F.expr(f"{FUNCTION}(value)").alias("p"))
+    return parsed.select(
+        "file", F.col("p.reason").alias("reason"), F.when(F.col("p.reason").isNotNull(), F.col("value")).alias("raw"),
+        F.col("p.segment_type").alias("segment_type"), F.col("p.message_id").alias("_message_id"),
+        F.col("p.received_at").cast("timestamp").alias("_received_at"),
+        F.col("p.fields").alias("fields"), F.col("p.columns").alias("columns"), F.col("p.discards").alias("discards"))
