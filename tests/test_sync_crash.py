@@ -7,6 +7,7 @@ from lake_events import RUN1_COUNTS, write_run1, write_run2
 from sync_harness import Lake, make_catalog
 
 from segment_lake.state import SourceState
+from segment_lake.storage import LakeStorage
 from segment_lake.sync import Sync
 
 
@@ -23,16 +24,16 @@ def crash_after_data_written(monkeypatch):
     monkeypatch.setattr(Sync, "_write_landed", write_then_crash)
 
 
-def crash_after_first_table_published(monkeypatch):
-    original = Sync._write_table
+def crash_after_first_files_published(monkeypatch):
+    original = LakeStorage.move
     calls = []
 
-    def write_then_crash(self, *args):
+    def move_then_crash(self, *args):
         original(self, *args)
-        calls.append(args[0])
-        if len(calls) == 2:
-            raise Crash("between tables")
-    monkeypatch.setattr(Sync, "_write_table", write_then_crash)
+        calls.append(args[1])
+        if len(calls) == 2:  # two files in the tables, the others still in the stage
+            raise Crash("between files")
+    monkeypatch.setattr(LakeStorage, "move", move_then_crash)
 
 
 def crash_after_catalog_updated(monkeypatch):
@@ -46,7 +47,7 @@ def crash_after_state_advanced(monkeypatch):
     monkeypatch.setattr(SourceState, "finish", advance_then_crash)
 
 
-CRASHES = [crash_after_first_table_published, crash_after_data_written, crash_after_catalog_updated,
+CRASHES = [crash_after_first_files_published, crash_after_data_written, crash_after_catalog_updated,
            crash_after_state_advanced]
 
 

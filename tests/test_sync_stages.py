@@ -1,42 +1,65 @@
-"""Each stage of the sync on tiny DataFrames: cast, dedup, route, write/publish, Glue batching."""
+"""Each stage of the sync on tiny DataFrames: cast and write, dedup, route, publish, Glue batching."""
 from datetime import datetime
 
 import pytest
 from pyspark.sql import functions as F
 
-from segment_lake.cast import apply_schema, cast_value
-from segment_lake.dedup import drop_seen_before, first_per_message
-from segment_lake.infer import TableSchema
+from segment_lake.dedup import duplicate_rows
 from segment_lake.route import partition_keys, route
-from segment_lake.storage import LakeStorage
-from segment_lake.write import publish, write_parquet
+from segment_lake.storage import LakeStorage, join
+from segment_lake.write import DATA, DISCARDS, publish, write_tables
+
+
+EVENTS_SCHEMA = ("table string, day string, _message_id string, _received_at timestamp, fields map<string,string>, "
+                 "discards array<struct<column:string,value:string,reason:string>>")
+
+
+def _write(spark, tmp_path, rows, columns, max_records_per_file=100):
+    """write_tables on ``rows`` (EVENTS_SCHEMA); returns the files written and their rows (as dicts)."""
+    frame = spark.createDataFrame(rows, EVENTS_SCHEMA)
+    written = write_tables(frame, columns, ["day"], f"file://{tmp_path}/stage", max_records_per_file, tasks=2)
+    read = {kind: [r.asDict() for f in written if f.kind == kind for r in spark.read.parquet(f.uri).collect()]
+            for kind in (DATA, DISCARDS)}
+    return written, read
 
 
 @pytest.mark.parametrize("encoded,target,expected", [
     ("i5", "bigint", 5), ("s5", "bigint", 5), ("d5.0", "bigint", 5), ("d5.5", "bigint", None), ("sabc", "bigint", None),
-    (f"d{2**63}", "bigint", None), ("btrue", "bigint", None),
+    (f"d{2**63}", "bigint", None), ("btrue", "bigint", None), ("s 7 ", "bigint", 7),
     ("i5", "decimal(38,6)", "5.000000"), ("d1.25", "decimal(38,6)", "1.250000"), ("s2.5", "decimal(38,6)", "2.500000"),
-    ("sx", "decimal(38,6)", None),
+    ("d0.1234567", "decimal(38,6)", "0.123457"), ("sx", "decimal(38,6)", None),
     ("btrue", "boolean", True), ("strue", "boolean", True), ("sFALSE", "boolean", False), ("syes", "boolean", None),
     ("i1", "boolean", None),
     ("t2024-01-02 03:04:05.000000\x1f2024-01-02T03:04:05Z", "timestamp", datetime(2024, 1, 2, 3, 4, 5)),
+    ("t2024-01-02 03:04:05.250000\x1f2024-01-02T03:04:05.25Z", "timestamp", datetime(2024, 1, 2, 3, 4, 5, 250000)),
     ("syesterday", "timestamp", None), ("i1700000000", "timestamp", None),
     ("t2024-01-02 03:04:05.000000\x1f2024-01-02T03:04:05Z", "string", "2024-01-02T03:04:05Z"),
     ("btrue", "string", "true"), ("i7", "string", "7"), ('s["a"]', "string", '["a"]'),
 ])
-def test_cast_is_lossless_or_null(spark, encoded, target, expected):
-    frame = spark.createDataFrame([(encoded,)], "v string")
-    value = frame.select(cast_value(F.col("v"), target).alias("x")).first()["x"]
+def test_cast_is_lossless_or_null(spark, tmp_path, encoded, target, expected):
+    _, read = _write(spark, tmp_path, [("t", "2024-01-02", "m", datetime(2024, 1, 2), {"v": encoded}, [])],
+                     {"t": [("v", target)]})
+    value = read[DATA][0]["v"]
     assert (str(value) if target.startswith("decimal") and value is not None else value) == expected
+    assert len(read[DISCARDS]) == (1 if expected is None else 0)
 
 
-def test_apply_schema_discards_what_does_not_fit(spark):
-    rows = [({"a": "i1", "b": "sx", "day": "sMonday"}, [("k", "1", "parse reason")])]
-    frame = spark.createDataFrame(rows, "fields map<string,string>, discards array<struct<column:string,value:string,reason:string>>")
-    schema = TableSchema((("a", "bigint"), ("b", "bigint"), ("c", "string")), ())
-    out = apply_schema(frame, schema, keep=[], reserved=["day"]).first().asDict(recursive=True)
-    assert (out["a"], out["b"], out["c"]) == (1, None, None)
-    assert [(d["column"], d["value"]) for d in out["value_discards"]] == [("k", "1"), ("day", "Monday"), ("b", "x")]
+def test_the_writer_discards_what_does_not_fit_and_splits_tables_and_partitions(spark, tmp_path):
+    t = datetime(2024, 1, 2, 3)
+    rows = [("a", "2024-01-02", f"m{i}", t, {"x": f"i{i}", "day": "sMonday"}, []) for i in range(5)]
+    rows += [("a", "2024-01-03", "m5", t, {"x": "sx"}, [("k", "1", "parse reason")]),
+             ("b", "2024-01-02", "m6", t, {"y": "strue", "z": None}, [])]
+    written, read = _write(spark, tmp_path, rows, {"a": [("x", "bigint")], "b": [("y", "boolean"), ("z", "string")]},
+                           max_records_per_file=2)
+    data = sorted((f.table, f.partition, f.rows) for f in written if f.kind == DATA)
+    assert data == [("a", "day=2024-01-02", 1), ("a", "day=2024-01-02", 2), ("a", "day=2024-01-02", 2),
+                    ("a", "day=2024-01-03", 1), ("b", "day=2024-01-02", 1)]
+    assert sorted(read[DATA], key=lambda r: str(r)) == sorted(
+        [{"x": i} for i in range(5)] + [{"x": None}, {"y": True, "z": None}], key=lambda r: str(r))
+    discards = sorted((d["table_name"], d["column_name"], d["message_id"], d["value"], d["reason"]) for d in read[DISCARDS])
+    assert discards == sorted([("a", "day", f"m{i}", "Monday", "column name is a partition key of the table") for i in range(5)]
+                              + [("a", "k", "m5", "1", "parse reason"),
+                                 ("a", "x", "m5", "x", "cannot be stored in a bigint column without loss")])
 
 
 def _events(spark, rows):
@@ -44,26 +67,27 @@ def _events(spark, rows):
         rows, "_message_id string, _received_at timestamp, file string, fields map<string,string>, segment_type string")
 
 
+def _ids(spark, rows):
+    return spark.createDataFrame(rows, "_row long, _message_id string, _received_at timestamp, file string")
+
+
 def test_dedup_keeps_the_earliest_per_message(spark):
     t = datetime(2024, 1, 2, 3)
-    frame = _events(spark, [("m", t.replace(minute=5), "a", {"x": "s2"}, "identify"),
-                            ("m", t, "b", {"x": "s1"}, "identify"), ("n", t, "a", {}, "identify")])
-    kept = {r["_message_id"]: r["fields"]["x"] if r["fields"] else None for r in first_per_message(frame).collect()}
-    assert kept == {"m": "s1", "n": None}
+    frame = _ids(spark, [(1, "m", t.replace(minute=5), "a"), (2, "m", t, "b"), (3, "n", t, "a"),
+                         (4, "o", t, "b"), (5, "o", t, "a"), (6, "o", t, "a")])
+    assert sorted(r["_row"] for r in duplicate_rows(frame, None, "run1").collect()) == [1, 4, 6]
 
 
 def test_cross_run_dedup_honours_the_window_and_the_run(spark):
     t = datetime(2024, 1, 10)
-    events = _events(spark, [("a", t, "f", {}, "page"), ("b", t, "f", {}, "page"), ("c", t, "f", {}, "page"),
-                             ("d", t, "f", {}, "page")])
+    events = _ids(spark, [(1, "a", t, "f"), (2, "b", t, "f"), (3, "c", t, "f"), (4, "d", t, "f")])
     landed = spark.createDataFrame([
         ("a", datetime(2024, 1, 4), "run1"),   # 6 days before: duplicate
         ("b", datetime(2024, 1, 2), "run1"),   # 8 days before: a new event
         ("c", datetime(2024, 1, 17), "run1"),  # 7 days after: duplicate
         ("d", t, "run2"),                      # landed by the run being redone: not a duplicate
     ], "message_id string, received_at timestamp, run_id string")
-    kept = sorted(r["_message_id"] for r in drop_seen_before(events, landed, "run2").collect())
-    assert kept == ["b", "d"]
+    assert sorted(r["_row"] for r in duplicate_rows(events, landed, "run2").collect()) == [1, 3]
 
 
 @pytest.mark.parametrize("option,expected", [
@@ -79,19 +103,18 @@ def test_route_names_tables_and_partitions_by_received_at_in_utc(spark, option, 
     assert {k: row[k] for k in partition_keys(option)} == expected
 
 
-def test_publish_renames_per_run_and_replaces_a_crashed_attempt(spark, tmp_path):
+def test_publish_renames_per_run_and_a_redo_replaces_a_crashed_attempt(spark, tmp_path):
     storage = LakeStorage(spark)
-    frame = spark.createDataFrame([(i, "2024-01-02", f"{i % 2:02d}") for i in range(10)], "n int, day string, hr string")
+    rows = [("t", "2024-01-02", f"m{i}", datetime(2024, 1, 2), {"n": f"i{i}"}, []) for i in range(10)]
     target = f"file://{tmp_path}/table"
     for attempt in range(2):
-        stage = f"file://{tmp_path}/stage{attempt}"
-        write_parquet(frame, stage, ["day", "hr"], max_records_per_file=3)
-        partitions = publish(storage, stage, target, "run-1")
-        assert partitions == ["day=2024-01-02/hr=00", "day=2024-01-02/hr=01"]
-        assert not storage.exists(stage)
-    names = sorted(f.uri.rsplit("/", 2)[-2] + "/" + f.uri.rsplit("/", 1)[-1] for f in storage.list_files(target))
-    assert names == [f"hr={h:02d}/part-run-1-{i:05d}.snappy.parquet" for h in (0, 1) for i in range(2)]
-    assert spark.read.parquet(target).count() == 10
+        written, _ = _write(spark, tmp_path / f"attempt{attempt}", rows, {"t": [("n", "bigint")]}, max_records_per_file=3)
+        if attempt == 1:
+            written = written[:2]  # the redo writes fewer files than the crashed attempt left
+        publish(storage, written, lambda f: join(target, f.partition), "run-1", redo=attempt == 1)
+    names = sorted(f.uri.rsplit("/", 1)[-1] for f in storage.list_files(target))
+    assert names == [f"part-run-1-{i:05d}.snappy.parquet" for i in range(2)]
+    assert spark.read.parquet(target).count() == sum(f.rows for f in written)
 
 
 def test_glue_adds_only_missing_partitions_in_batches(glue_client):

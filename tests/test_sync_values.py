@@ -3,6 +3,7 @@ import json
 from datetime import datetime
 
 import pytest
+from pyspark.sql import functions as F
 
 from segment_lake.infer import plan_schema, type_of_kinds
 from segment_lake.parse import parse_lines
@@ -12,9 +13,10 @@ RECEIVED = "2024-01-01T00:00:00Z"
 
 
 def parse(spark, *lines):
-    """The parser's rows for ``lines``, in order."""
+    """The parser's rows for ``lines``, in order, with ``columns``: the fields' keys in map order
+    (collect() turns a map into an unordered dict)."""
     frame = spark.createDataFrame([(line, "f", i) for i, line in enumerate(lines)], "value string, file string, i long")
-    rows = parse_lines(frame.select("value", "file", "i")).collect()
+    rows = parse_lines(frame.select("value", "file", "i")).withColumn("columns", F.map_keys("fields")).collect()
     return [row.asDict(recursive=True) for row in rows]
 
 
@@ -24,7 +26,7 @@ def flatten(spark, event: dict) -> dict:
     row = parse(spark, line)[0]
     assert row["reason"] is None, row["reason"]
     own = {"type", "message_id", "received_at"}
-    return {"fields": {k: v for k, v in row["fields"].items() if k not in own},
+    return {"fields": {k: v for k, v in row["fields"].items() if k not in own and v is not None},
             "columns": [c for c in row["columns"] if c not in own],
             "discards": [(d["column"], d["value"], d["reason"]) for d in row["discards"]]}
 
@@ -62,12 +64,20 @@ def test_the_parser_slugs_keys_and_event_names_like_the_settings_do(spark):
     ('"2024-01-02T00:30:00-0130"', "t2024-01-02 02:00:00.000000\x1f2024-01-02T00:30:00-0130"),
     ('"2024-13-01T00:00:00Z"', "s2024-13-01T00:00:00Z"), ('"2024-01-02"', "s2024-01-02"),
     ('"2024-01-02T25:00:00Z"', "s2024-01-02T25:00:00Z"), ('"0001-01-01T00:00:00+01:00"', "s0001-01-01T00:00:00+01:00"),
+    ('"2024-02-29T00:00:00Z"', "t2024-02-29 00:00:00.000000\x1f2024-02-29T00:00:00Z"),
+    ('"2023-02-29T00:00:00Z"', "s2023-02-29T00:00:00Z"), ('"2024-04-31 00:00"', "s2024-04-31 00:00"),
+    ('"2024-01-02T03:04:05,5 Z"', "t2024-01-02 03:04:05.500000\x1f2024-01-02T03:04:05,5 Z"),
+    ('"2024-01-02T23:30:00-01:00"', "t2024-01-03 00:30:00.000000\x1f2024-01-02T23:30:00-01:00"),
+    ('"2024-01-02T03:04:05+05"', "t2024-01-01 22:04:05.000000\x1f2024-01-02T03:04:05+05"),
+    ('"2024-01-02T03:04:05+05:3"', "s2024-01-02T03:04:05+05:3"), ('"2024-01-02T03:04:05+24:00"', "s2024-01-02T03:04:05+24:00"),
+    ('"2024-01-02T03:04:05.1234567890Z"', "s2024-01-02T03:04:05.1234567890Z"), ('"2024-01-02T03:04:05.Z"', "s2024-01-02T03:04:05.Z"),
+    ('"2024-01-02T03:04:05Zulu"', "s2024-01-02T03:04:05Zulu"), ('"2024-01-02T03:04:5"', "s2024-01-02T03:04:5"),
 ])
 def test_values_carry_their_kind(spark, value, expected):
     line = f'{{"type":"identify","messageId":"m","receivedAt":"{RECEIVED}","traits":{{"v":{value}}}}}'
     row = parse(spark, line)[0]
     assert row["fields"].get("traits_v") == expected
-    assert "traits_v" in row["columns"]
+    assert "traits_v" in row["fields"]
 
 
 def test_flatten_joins_nested_keys_and_keeps_arrays_whole(spark):

@@ -62,9 +62,9 @@ def plan_schema(existing: list[tuple[str, str]] | None, observed: list[tuple[str
 def observed_columns(events: DataFrame) -> dict[str, list[tuple[str, set[str], tuple]]]:
     """table -> [(column, kinds, first-seen key)] over every event of the run (one aggregation)."""
     exploded = events.select(
-        "table", "_received_at", "_message_id", F.posexplode("columns").alias("position", "column"), "fields")
+        "table", "_received_at", "_message_id", F.posexplode("fields").alias("position", "column", "value"))
     rows = (exploded
-            .select("table", "column", F.substring(F.element_at("fields", F.col("column")), 1, 1).alias("kind"),
+            .select("table", "column", F.substring("value", 1, 1).alias("kind"),
                     F.struct("_received_at", "_message_id", "position").alias("seen"))
             .groupBy("table", "column")
             .agg(F.collect_set("kind").alias("kinds"), F.min("seen").alias("first_seen"))

@@ -1,25 +1,18 @@
 """Parse raw lines into events (or rejections with a reason) inside Spark's JVM.
 
-The parser is ``jvm/ParseEvent.java``: each line becomes its event's type, messageId, receivedAt
-and flattened, kind-tagged fields (see the Java file for the kinds). Janino, which Spark ships
-for its own code generation, compiles it when a session first needs it; the classes go to the
-session as a jar, so the parser runs on every executor and no event passes through Python.
+The parser is ``jvm/ParseEvent.java`` (see jvm_code.py): each line becomes its event's type,
+messageId, receivedAt and flattened, kind-tagged fields (see the Java file for the kinds).
 """
 from __future__ import annotations
-
-import hashlib
-import os
-import tempfile
-import zipfile
-from importlib import resources
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from .jvm_code import load_class
+
 SEGMENT_TYPES = ("track", "identify", "page", "screen", "group", "alias")
 FUNCTION = "segment_lake_parse_event"
-JAVA_CLASS = "segmentlake.ParseEvent"
 
 DISCARD_TYPE = T.ArrayType(T.StructType([
     T.StructField("column", T.StringType()),
@@ -31,45 +24,25 @@ PARSED_TYPE = T.StructType([
     T.StructField("segment_type", T.StringType()),
     T.StructField("message_id", T.StringType()),
     T.StructField("received_at", T.StringType()),  # UTC, as yyyy-MM-dd HH:mm:ss.ffffff
+    # every column in key order, null when only JSON null named it
     T.StructField("fields", T.MapType(T.StringType(), T.StringType())),
-    T.StructField("columns", T.ArrayType(T.StringType())),
     T.StructField("discards", DISCARD_TYPE),
 ])
-
-
-def _compiled_jar(spark: SparkSession) -> str:
-    """The parser's classes as a jar, compiled once per version of the source."""
-    source = resources.files(__package__).joinpath("jvm", "ParseEvent.java").read_text()
-    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
-    jar = os.path.join(tempfile.gettempdir(), f"segment-lake-{os.getuid()}-parse-{digest}.jar")
-    if os.path.exists(jar):
-        return jar
-    jvm = spark.sparkContext._jvm
-    compiler = jvm.org.codehaus.janino.SimpleCompiler()
-    compiler.setParentClassLoader(jvm.java.lang.Thread.currentThread().getContextClassLoader())
-    compiler.cook(source)
-    partial = f"{jar}.{os.getpid()}"
-    with zipfile.ZipFile(partial, "w") as archive:
-        for name, code in compiler.getBytecodes().items():
-            archive.writestr(name.replace(".", "/") + ".class", bytes(code))
-    os.replace(partial, jar)  # atomic: a concurrent sync sees no half-written jar
-    return jar
 
 
 def register_parser(spark: SparkSession) -> None:
     """Make ``segment_lake_parse_event(line)`` callable in ``spark`` (and on its executors)."""
     if spark.catalog.functionExists(FUNCTION):
         return
-    spark.sql(f"ADD JAR '{_compiled_jar(spark)}'")  # also puts the class on this thread's class loader
     jvm = spark.sparkContext._jvm
-    parser = jvm.java.lang.Thread.currentThread().getContextClassLoader().loadClass(JAVA_CLASS).newInstance()
+    parser = load_class(spark, "ParseEvent").newInstance()
     # registerJavaFunction needs generic signatures, which Janino does not write: register the instance
     spark._jsparkSession.udf().register(FUNCTION, parser, jvm.org.apache.spark.sql.types.DataType.fromJson(PARSED_TYPE.json()))
 
 
 def parse_lines(lines: DataFrame) -> DataFrame:
     """``lines`` (value, file) -> one row per non-blank line: file, reason and raw (for rejected
-    lines), segment_type, fields, columns, discards, and the event's own messageId and receivedAt
+    lines), segment_type, fields, discards, and the event's own messageId and receivedAt
     as ``_message_id`` and ``_received_at`` (the flattened ``message_id`` and ``received_at``
     columns are data like any other)."""
     register_parser(lines.sparkSession)
@@ -78,4 +51,4 @@ def parse_lines(lines: DataFrame) -> DataFrame:
         "file", F.col("p.reason").alias("reason"), F.when(F.col("p.reason").isNotNull(), F.col("value")).alias("raw"),
         F.col("p.segment_type").alias("segment_type"), F.col("p.message_id").alias("_message_id"),
         F.col("p.received_at").cast("timestamp").alias("_received_at"),
-        F.col("p.fields").alias("fields"), F.col("p.columns").alias("columns"), F.col("p.discards").alias("discards"))
+        F.col("p.fields").alias("fields"), F.col("p.discards").alias("discards"))

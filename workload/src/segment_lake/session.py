@@ -32,6 +32,11 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
     builder = (builder.config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.parquet.compression.codec", "snappy")
                .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+               # type inference aggregates (table, column) pairs: keep it in a hash map, not a sort
+               .config("spark.sql.objectHashAggregate.sortBased.fallbackThreshold", "65536")
+               # timestamps are proleptic Gregorian, as java.time and Athena read them
+               .config("spark.sql.parquet.int96RebaseModeInWrite", "CORRECTED")
+               .config("spark.sql.parquet.datetimeRebaseModeInWrite", "CORRECTED")
                .config("spark.ui.showConsoleProgress", "false"))
     jars = os.environ.get("SEGMENT_LAKE_SPARK_JARS")
     if jars:

@@ -4,23 +4,24 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from . import write
-from .cast import apply_schema
 from .catalog import Catalog
-from .dedup import DEDUP_WINDOW_DAYS, drop_seen_before, first_per_message
+from .dedup import DEDUP_WINDOW_DAYS, duplicate_rows
 from .discover import new_files, read_lines
 from .errors import InvalidSettings, classify
 from .infer import TableSchema, observed_columns, plan_schema
 from .parse import parse_lines
 from .report import RunResult, TableResult, render, report_path
-from .route import partition_keys, partition_path, route
+from .route import partition_keys, route
 from .settings import SyncSettings
 from .state import RunManifest, SourceState
 from .storage import LakeStorage, join
@@ -32,8 +33,12 @@ DISCARD_COLUMNS = [("table_name", "string"), ("column_name", "string"), ("messag
 Progress = Callable[[str], None]
 
 
+_STARTED = time.monotonic()
+
+
 def stderr_progress(line: str) -> None:
-    print(f"segment-lake: {line}", file=sys.stderr, flush=True)
+    """Progress on stderr, with the seconds since the process started (JVM start-up included)."""
+    print(f"segment-lake: [{time.monotonic() - _STARTED:6.1f}s] {line}", file=sys.stderr, flush=True)
 
 
 def new_run_id(now: datetime) -> str:
@@ -74,32 +79,52 @@ class Sync:
 
     def _run(self, result: RunResult) -> None:
         manifest = self._manifest(result)
+        redo = manifest.run_id != result.run_id
         result.run_id, result.start_time = manifest.run_id, datetime.fromisoformat(manifest.start_time)
         if not manifest.files:
             self.progress("discover: no new files; nothing to do")
             return
-        parsed = parse_lines(read_lines(self.spark, list(manifest.files))).persist()
+        # parsed once, kept on local disk (never the heap) for the stages that read it again
+        parsed = (parse_lines(read_lines(self.spark, list(manifest.files)))
+                  .withColumn("_row", F.monotonically_increasing_id()).persist(StorageLevel.DISK_ONLY))
         span = self._count_parsed(parsed, result)
         self._write_rejected(parsed, manifest.run_id)
-        accepted = self._dedup(parsed, manifest.run_id, span).persist()
-        partitions = self._count_accepted(accepted, result)
+        events = route(parsed.where(F.col("reason").isNull()), self.settings.table_prefix, self.settings.date_partition)
+        duplicates = self._dedup(events, manifest.run_id, span).persist(StorageLevel.DISK_ONLY)
+        result.duplicate_count = duplicates.count()
+        result.row_count = result.read_count - result.rejected_count - result.duplicate_count
+        self.progress(f"dedup: {result.row_count} events to land, {result.duplicate_count} duplicates")
+        accepted = events.join(F.broadcast(duplicates), "_row", "left_anti")
         schemas, existing = self._infer(accepted)
+        written = self._write(accepted, schemas, manifest.run_id, redo)
+        partitions: dict[str, dict[str, int]] = {}
+        for file in written:
+            if file.kind == write.DATA:
+                counts = partitions.setdefault(file.table, {})
+                counts[file.partition] = counts.get(file.partition, 0) + file.rows
+        landed = sum(sum(counts.values()) for counts in partitions.values())
+        if landed != result.row_count:  # every accepted event is written exactly once, or the run fails
+            raise RuntimeError(f"wrote {landed} rows for {result.row_count} accepted events")
+        result.discarded_value_count = sum(f.rows for f in written if f.kind == write.DISCARDS)
         result.tables = [TableResult(
             table_name=table, database=self.settings.database, row_count=sum(partitions[table].values()),
-            partitions=[partition_path(self.keys, p) for p in sorted(partitions[table])],
-            new_columns=list(schema.new_columns), is_new=existing[table] is None) for table, schema in schemas.items()]
-        result.discarded_value_count = self._write_tables(accepted, schemas, manifest.run_id)
+            partitions=sorted(partitions[table]), new_columns=list(schema.new_columns),
+            is_new=existing[table] is None) for table, schema in schemas.items()]
         self.progress(f"write: {len(schemas)} tables, {result.discarded_value_count} discarded values")
         self._write_landed(accepted, manifest.run_id)
         for table, schema in schemas.items():
             new = [(name, kind) for name, kind in schema.columns if name in schema.new_columns]
-            self._register(table, list(schema.columns), new, self.keys, sorted(partitions[table]),
+            self._register(table, list(schema.columns), new, self.keys,
+                           [tuple(v.split("=", 1)[1] for v in p.split("/")) for p in sorted(partitions[table])],
                            self._table_location(table))
+        if result.discarded_value_count:
+            self._register(self.settings.table_prefix + DISCARDS_TABLE, DISCARD_COLUMNS, [],
+                           ["run_id"], [(manifest.run_id,)], self._discards_location())
         self.progress("catalog: up to date")
         self.state.finish(manifest)
         self.progress(f"state: {len(manifest.files)} files processed by run {manifest.run_id}")
         parsed.unpersist()
-        accepted.unpersist()
+        duplicates.unpersist()
 
     # -- stages ------------------------------------------------------------------------------------
 
@@ -117,16 +142,6 @@ class Sync:
         self.progress(f"parse: {result.read_count} lines, {result.rejected_count} rejected")
         return span
 
-    def _count_accepted(self, accepted: DataFrame, result: RunResult) -> dict[str, dict[tuple, int]]:
-        """table -> partition values -> rows to land."""
-        partitions: dict[str, dict[tuple, int]] = {}
-        for row in accepted.groupBy("table", *self.keys).count().collect():
-            partitions.setdefault(row["table"], {})[tuple(row[k] for k in self.keys)] = row["count"]
-        result.row_count = sum(sum(counts.values()) for counts in partitions.values())
-        result.duplicate_count = result.read_count - result.rejected_count - result.row_count
-        self.progress(f"dedup: {result.row_count} events to land, {result.duplicate_count} duplicates")
-        return partitions
-
     def _infer(self, accepted: DataFrame):
         """Each table's schema (catalog columns plus this run's new ones), and the catalog's columns."""
         observed = observed_columns(accepted)
@@ -137,21 +152,18 @@ class Sync:
         self.progress(f"infer: {len(schemas)} tables")
         return schemas, existing
 
-    def _write_tables(self, accepted: DataFrame, schemas: dict[str, TableSchema], run_id: str) -> int:
-        """Writes every table and the discards; returns the number of discarded values."""
-        # cached: the data write computes the casts once and the discards are read back from it
-        typed = {table: apply_schema(accepted.where(F.col("table") == table), schema,
-                                     keep=[*self.keys, "_message_id", "_received_at"], reserved=self.keys).persist()
-                 for table, schema in schemas.items()}
-        for table, frame in typed.items():
-            self._write_table(table, frame.drop("value_discards", "_message_id", "_received_at"), run_id)
-        discarded = self._write_discards([frame.select(
-            F.lit(table).alias("table_name"), F.col("_message_id").alias("message_id"),
-            F.col("_received_at").alias("received_at"), F.explode("value_discards").alias("d"))
-            for table, frame in typed.items()], run_id)
-        for frame in typed.values():
-            frame.unpersist()
-        return discarded
+    def _write(self, accepted: DataFrame, schemas: dict[str, TableSchema], run_id: str, redo: bool):
+        """Writes every table and the discards in one job, and publishes the files."""
+        stage = join(self.lake, "segment-stage", self.settings.source_id, run_id)
+        self.storage.delete(stage, recursive=True)  # a crashed attempt's files
+        written = write.write_tables(
+            accepted, {table: list(schema.columns) for table, schema in schemas.items()}, self.keys, stage,
+            self.settings.max_records_per_file, int(self.spark.conf.get("spark.sql.shuffle.partitions")))
+        discards = join(self._discards_location(), f"run_id={run_id}")
+        write.publish(self.storage, written, lambda f: discards if f.kind == write.DISCARDS
+                      else join(self._table_location(f.table), f.partition), run_id, redo)
+        self.storage.delete(stage, recursive=True)
+        return written
 
     def _manifest(self, result: RunResult) -> RunManifest:
         """The unfinished run to redo, or a new run over the files no finished run processed."""
@@ -172,9 +184,7 @@ class Sync:
         self.progress(f"discover: {len(files)} new files")
         return manifest
 
-    def _dedup(self, parsed: DataFrame, run_id: str, span) -> DataFrame:
-        events = route(parsed.where(F.col("reason").isNull()), self.settings.table_prefix, self.settings.date_partition)
-        events = first_per_message(events)
+    def _dedup(self, events: DataFrame, run_id: str, span) -> DataFrame:
         landed = None
         if span and self.storage.list_files(self.state.landed_uri):
             # only ids landed within the dedup window of this run's events can match: Parquet statistics
@@ -182,50 +192,24 @@ class Sync:
             margin = timedelta(days=DEDUP_WINDOW_DAYS)
             landed = self.spark.read.parquet(self.state.landed_uri).where(
                 F.col("received_at").between(span[0] - margin, span[1] + margin))
-        return drop_seen_before(events, landed, run_id)
+        return duplicate_rows(events, landed, run_id)
 
     def _table_location(self, table: str) -> str:
         segment_type = table[len(self.settings.table_prefix):]
         return join(self.lake, "segment-data", "data", self.settings.source_id, f"segment_type={segment_type}")
 
-    def _stage(self, run_id: str, name: str) -> str:
-        return join(self.lake, "segment-stage", self.settings.source_id, run_id, name)
-
-    def _write_table(self, table: str, rows: DataFrame, run_id: str) -> None:
-        stage = self._stage(run_id, table)
-        write.write_parquet(rows, stage, self.keys, self.settings.max_records_per_file)
-        write.publish(self.storage, stage, self._table_location(table), run_id)
-
     def _write_rejected(self, parsed: DataFrame, run_id: str) -> None:
         target = join(self.lake, "segment-data", "rejected", self.settings.source_id, f"run_id={run_id}")
-        (parsed.where(F.col("reason").isNotNull()).select("file", "reason", "raw").coalesce(1)
+        (parsed.where(F.col("reason").isNotNull()).select("file", "reason", "raw").repartition(1)
          .write.mode("overwrite").json(target))
 
     def _discards_location(self) -> str:
         return join(self.lake, "segment-data", "discards", self.settings.source_id)
 
-    def _write_discards(self, discards: list[DataFrame], run_id: str) -> int:
-        if not discards:
-            return 0
-        rows = discards[0]
-        for more in discards[1:]:
-            rows = rows.unionByName(more)
-        rows = rows.select("table_name", F.col("d.column").alias("column_name"), "message_id", "received_at",
-                           F.col("d.value").alias("value"), F.col("d.reason").alias("reason"),
-                           F.lit(run_id).alias("run_id")).persist()
-        count = rows.count()
-        if count:
-            stage = self._stage(run_id, DISCARDS_TABLE)
-            write.write_parquet(rows, stage, ["run_id"], self.settings.max_records_per_file)
-            write.publish(self.storage, stage, self._discards_location(), run_id)
-            self._register(self.settings.table_prefix + DISCARDS_TABLE, DISCARD_COLUMNS, [],
-                           ["run_id"], [(run_id,)], self._discards_location())
-        rows.unpersist()
-        return count
-
     def _write_landed(self, accepted: DataFrame, run_id: str) -> None:
         (accepted.select(F.col("_message_id").alias("message_id"), F.col("_received_at").alias("received_at"))
-         .coalesce(1).write.mode("overwrite").parquet(self.state.landed_run_uri(run_id)))
+         .repartition(1).sortWithinPartitions("received_at")  # one sorted file: statistics skip it by time
+         .write.mode("overwrite").parquet(self.state.landed_run_uri(run_id)))
 
     def _register(self, table, columns, new_columns, keys, partitions, location) -> None:
         database = self.settings.database

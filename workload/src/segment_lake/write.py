@@ -1,38 +1,71 @@
-"""Write a table's rows as Parquet under deterministic names, so a redone run overwrites its own files.
+"""Write a run's tables in one Spark job, then publish the files under deterministic names, so a
+redone run overwrites its own files.
 
-Spark writes into ``segment-stage/`` first (random part names); the files are then moved into the
-table's partitions as ``part-<run id>-<n>.snappy.parquet``, after removing any file a crashed
-attempt of the same run left there. Repartitioning by the partition keys gives one file per
-partition (split at ``max_records_per_file``), never one tiny file per task.
+Rows are shuffled once by (table, partition) and sorted within each task; each task casts and
+writes its tables one file after another into ``segment-stage/`` (``jvm/WriteTables.java``). The
+files the job reports (a retried task's leftovers are not among them) then move into the tables'
+partitions as ``part-<run id>-<n>.snappy.parquet``, after removing any file a crashed attempt of
+the same run left there.
 """
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable, Iterable
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
-from .storage import LakeStorage, join, relative_path
+from .jvm_code import load_class
+from .storage import LakeStorage, join
+
+DATA, DISCARDS = "data", "discards"
 
 
-def write_parquet(rows: DataFrame, stage_uri: str, keys: list[str], max_records_per_file: int) -> None:
-    (rows.repartition(*keys).write.mode("overwrite").partitionBy(*keys)
-     .option("compression", "snappy").option("maxRecordsPerFile", max_records_per_file).parquet(stage_uri))
+@dataclass(frozen=True)
+class WrittenFile:
+    kind: str  # DATA or DISCARDS
+    table: str | None
+    partition: str | None  # e.g. day=2024-01-02/hr=03
+    uri: str
+    rows: int
 
 
-def publish(storage: LakeStorage, stage_uri: str, target_uri: str, run_id: str) -> list[str]:
-    """Move staged files into ``target_uri`` under run-specific names; returns the partition paths."""
-    staged = defaultdict(list)
-    for info in storage.list_files(stage_uri):
-        if info.uri.endswith(".parquet"):
-            partition, _, _ = relative_path(info.uri, stage_uri).rpartition("/")
-            staged[partition].append(info.uri)
+def write_tables(events: DataFrame, columns: dict[str, list[tuple[str, str]]], keys: list[str], stage_uri: str,
+                 max_records_per_file: int, tasks: int) -> list[WrittenFile]:
+    """Write ``events`` (table, the partition ``keys``, _message_id, _received_at, fields, discards) as
+    Parquet below ``stage_uri``, each table with its ``columns`` (name, type) in order, in ``tasks``
+    tasks. Values named like a partition key, and values their column's type cannot hold without loss,
+    go to discards files."""
+    spark = events.sparkSession
+    partition = F.concat_ws("/", *(F.concat(F.lit(f"{key}="), F.col(key)) for key in keys))
+    rows = (events.select("table", partition.alias("partition"), "_message_id", "_received_at", "fields", "discards")
+            .repartition(tasks, "table", "partition").sortWithinPartitions("table", "partition"))
+    load_class(spark, "WriteTables")
+    listing = spark.sparkContext._jvm.segmentlake.WriteTables.write(
+        spark._jsparkSession, rows._jdf, json.dumps({t: [list(c) for c in cols] for t, cols in columns.items()}),
+        stage_uri, json.dumps(keys), max_records_per_file)
+    written = []
+    for line in listing.splitlines():
+        kind, table, partition_path, uri, count = line.split("\t")
+        written.append(WrittenFile(kind, None if kind == DISCARDS else table,
+                                   None if kind == DISCARDS else partition_path, uri, int(count)))
+    return written
+
+
+def publish(storage: LakeStorage, files: Iterable[WrittenFile], target: Callable[[WrittenFile], str], run_id: str,
+            redo: bool) -> None:
+    """Move ``files`` into their ``target`` folders under run-specific names. A ``redo`` first removes the
+    files an earlier attempt of the run left there."""
+    by_target = defaultdict(list)
+    for written in files:
+        by_target[target(written)].append(written.uri)
     own_prefix = f"part-{run_id}-"
-    for partition, files in sorted(staged.items()):
-        partition_uri = join(target_uri, partition)
-        for old in storage.list_files(partition_uri):
-            if old.uri.rsplit("/", 1)[-1].startswith(own_prefix):
-                storage.delete(old.uri)
-        for index, source in enumerate(sorted(files)):
-            storage.move(source, join(partition_uri, f"{own_prefix}{index:05d}.snappy.parquet"))
-    storage.delete(stage_uri, recursive=True)
-    return sorted(staged)
+    for folder, uris in sorted(by_target.items()):
+        if redo:
+            for old in storage.list_files(folder):
+                if old.uri.rsplit("/", 1)[-1].startswith(own_prefix):
+                    storage.delete(old.uri)
+        for index, source in enumerate(sorted(uris)):
+            storage.move(source, join(folder, f"{own_prefix}{index:05d}.snappy.parquet"))

@@ -25,7 +25,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.regex.Matcher;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
@@ -40,12 +40,11 @@ public class ParseEvent implements UDF1 {
     // and inside runs of capitals before a capitalized word (HTMLPage).
     static final Pattern CAMEL_BOUNDARY = Pattern.compile("(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])");
     static final Pattern NOT_ALNUM = Pattern.compile("[^a-z0-9]+");
-    static final Pattern ISO_DATETIME = Pattern.compile(
-        "^(\\d{4})-(\\d{2})-(\\d{2})[T ](\\d{2}):(\\d{2})(?::(\\d{2})(?:[.,](\\d{1,9}))?)?\\s*(Z|z|[+-]\\d{2}(?::?\\d{2})?)?$");
     static final int CACHE_LIMIT = 1 << 16;
     // The same keys recur in every event: slugs and column names are computed once per executor.
     static final Map SLUGS = new ConcurrentHashMap();
-    static final Map COLUMNS = new ConcurrentHashMap();
+    static final AtomicInteger KEYS = new AtomicInteger();
+    static final Key ROOT = new Key(null, null, null);
     static final ObjectMapper MAPPER = mapper();
 
     static ObjectMapper mapper() {
@@ -61,7 +60,7 @@ public class ParseEvent implements UDF1 {
         return parse((String) line);
     }
 
-    /** (reason, segment_type, message_id, received_at, fields, columns, discards). */
+    /** (reason, segment_type, message_id, received_at, fields, discards). */
     public static Row parse(String line) {
         JsonNode event;
         try {
@@ -93,14 +92,13 @@ public class ParseEvent implements UDF1 {
         JsonNode received = event.get("receivedAt");
         String receivedAt = received != null && received.isTextual() ? utcText(received.textValue()) : null;
         if (receivedAt == null) return rejected("no parseable receivedAt");
-        Flattened flat = new Flattened();
-        flat.leaves(event, new ArrayList());
+        Flattened flat = new Flattened(event);
         return RowFactory.create(new Object[] {null, segmentType, id.isTextual() ? id.textValue() : id.asText(),
-                                               receivedAt, flat.fields, flat.columns, flat.discards});
+                                               receivedAt, flat.fields, flat.discards});
     }
 
     static Row rejected(String reason) {
-        return RowFactory.create(new Object[] {reason, null, null, null, null, null, null});
+        return RowFactory.create(new Object[] {reason, null, null, null, null, null});
     }
 
     static String describe(JsonProcessingException error) {
@@ -113,73 +111,96 @@ public class ParseEvent implements UDF1 {
         return colon > 0 ? message.substring(0, colon) : message;
     }
 
-    /** The columns of one event in key order, and what could not become a column. When keys name the
-     *  same column, the first non-null value wins and later ones are discarded with their key path. */
+    /** The columns of one event in key order. A column's value is null until a key naming it has a
+     *  non-null value; when more keys name it, the first non-null value wins and later ones are
+     *  discarded with their key path. */
     static class Flattened {
-        final Map fields = new LinkedHashMap();  // column -> kind-tagged text
-        final List columns = new ArrayList();  // columns in key order, nulls included
+        final Map fields = new LinkedHashMap();  // column -> kind-tagged text (null for JSON null)
         final List discards = new ArrayList();  // (column or key path, raw value, reason)
-        final Map sources = new HashMap();  // column -> the key path that set it
+        final JsonNode event;
 
-        void leaves(JsonNode object, List path) {
+        Flattened(JsonNode event) {
+            this.event = event;
+            leaves(event, ROOT);
+        }
+
+        void leaves(JsonNode object, Key parent) {
             Iterator entries = object.fields();
             while (entries.hasNext()) {
                 Map.Entry entry = (Map.Entry) entries.next();
                 JsonNode value = (JsonNode) entry.getValue();
-                path.add(entry.getKey());
+                Key key = parent.child((String) entry.getKey());
                 if (value.isObject()) {
-                    if (value.size() > 0) leaves(value, path);
+                    if (value.size() > 0) leaves(value, key);
                 } else {
-                    leaf(path, value);
+                    leaf(key, value);
                 }
-                path.remove(path.size() - 1);
             }
         }
 
-        void leaf(List path, JsonNode value) {
-            String dotted = join(path, ".");
-            String[] named = columnOf(path);
+        void leaf(Key key, JsonNode value) {
             String encoded = encode(value);
-            if (named[1] != null) {
-                if (encoded != null) discards.add(RowFactory.create(new Object[] {dotted, raw(value), named[1]}));
+            if (key.why != null) {
+                if (encoded != null) discards.add(RowFactory.create(new Object[] {key.dotted, raw(value), key.why}));
                 return;
             }
-            String column = named[0];
-            if (!sources.containsKey(column)) columns.add(column);
-            if (encoded == null) {
-                if (!sources.containsKey(column)) sources.put(column, dotted);
-                return;
-            }
-            if (fields.containsKey(column)) {
+            String column = key.column;
+            if (fields.get(column) == null) {
+                fields.put(column, encoded);  // a column keeps the place where it was first seen
+            } else if (encoded != null) {
                 discards.add(RowFactory.create(new Object[] {column, raw(value),
-                    "key " + repr(dotted) + " names the same column as " + repr((String) sources.get(column))}));
-                return;
+                    "key " + repr(key.dotted) + " names the same column as " + repr(firstSource(event, ROOT, column))}));
             }
-            sources.put(column, dotted);
-            fields.put(column, encoded);
+        }
+
+        /** The first key path with a value that names ``column`` (collisions are rare: walk again). */
+        static String firstSource(JsonNode object, Key parent, String column) {
+            Iterator entries = object.fields();
+            while (entries.hasNext()) {
+                Map.Entry entry = (Map.Entry) entries.next();
+                JsonNode value = (JsonNode) entry.getValue();
+                Key key = parent.child((String) entry.getKey());
+                String found = null;
+                if (value.isObject()) found = firstSource(value, key, column);
+                else if (column.equals(key.column) && !value.isNull()) found = key.dotted;
+                if (found != null) return found;
+            }
+            return null;
         }
     }
 
-    /** {column, null} for a key path, or {null, why it cannot be a column}. */
-    static String[] columnOf(List path) {
-        String key = join(path, "\u0000");
-        String[] cached = (String[]) COLUMNS.get(key);
-        if (cached != null) return cached;
-        String[] named = new String[2];
-        StringBuilder column = new StringBuilder();
-        for (int i = 0; i < path.size() && named[1] == null; i++) {
-            String part = slug((String) path.get(i));
-            if (part.length() == 0) named[1] = "key has no letters or digits to name a column";
-            if (i > 0) column.append('_');
-            column.append(part);
+    /** A key path, with its column name (or why it cannot have one) worked out once per executor. */
+    static final class Key {
+        final String dotted;
+        final String column;  // null when the path cannot name a column
+        final String why;
+        final Map children = new ConcurrentHashMap();
+
+        Key(String dotted, String column, String why) {
+            this.dotted = dotted;
+            this.column = column;
+            this.why = why;
         }
-        if (named[1] == null && column.length() > MAX_COLUMN_NAME) {
-            named[1] = "column name longer than " + MAX_COLUMN_NAME + " characters";
+
+        Key child(String name) {
+            Key known = (Key) children.get(name);
+            if (known != null) return known;
+            String dotted = this.dotted == null ? name : this.dotted + "." + name;
+            String part = slug(name);
+            String column = null, why = this.why;
+            if (why == null && part.length() == 0) why = "key has no letters or digits to name a column";
+            if (why == null) {
+                column = this.column == null ? part : this.column + "_" + part;
+                if (column.length() > MAX_COLUMN_NAME) {
+                    why = "column name longer than " + MAX_COLUMN_NAME + " characters";
+                    column = null;
+                }
+            }
+            Key made = new Key(dotted, column, why);
+            // bounded: keys unique to one event (ids used as keys) are not kept
+            if (KEYS.incrementAndGet() < CACHE_LIMIT) children.put(name, made);
+            return made;
         }
-        if (named[1] == null) named[0] = column.toString();
-        if (COLUMNS.size() > CACHE_LIMIT) COLUMNS.clear();
-        COLUMNS.put(key, named);
-        return named;
     }
 
     /** Split camelCase, lower-case, turn every run of other characters into _, trim _. */
@@ -235,57 +256,100 @@ public class ParseEvent implements UDF1 {
         }
     }
 
-    /** An ISO-8601 date-time (with or without zone, up to nanoseconds) as UTC "yyyy-MM-dd HH:mm:ss.ffffff", else null. */
+    /** An ISO-8601 date-time (with or without zone, up to nanoseconds) as UTC "yyyy-MM-dd HH:mm:ss.ffffff", else null.
+     *  Scanned by hand: most strings of an event are tested, and a regular expression cost a tenth of the parse. */
     public static String utcText(String text) {
         if (text.length() < 16) return null;
-        for (int i = 0; i < 4; i++) if (!Character.isDigit(text.charAt(i))) return null;  // cheap test before the regex
-        Matcher match = ISO_DATETIME.matcher(text.strip());
-        if (!match.matches()) return null;
-        String fraction = match.group(7) == null ? "0" : match.group(7);
-        int micros = Integer.parseInt((fraction.length() > 6 ? fraction.substring(0, 6) : fraction + "000000".substring(fraction.length())));
-        LocalDateTime moment;
-        try {
-            int year = Integer.parseInt(match.group(1));
-            if (year < 1) return null;
-            moment = LocalDateTime.of(year, Integer.parseInt(match.group(2)), Integer.parseInt(match.group(3)),
-                Integer.parseInt(match.group(4)), Integer.parseInt(match.group(5)),
-                match.group(6) == null ? 0 : Integer.parseInt(match.group(6)), micros * 1000);
-        } catch (java.time.DateTimeException error) {
+        for (int i = 0; i < 4; i++) if (!Character.isDigit(text.charAt(i))) return null;
+        String s = text.strip();
+        int n = s.length();
+        if (n < 16 || s.charAt(4) != '-' || s.charAt(7) != '-' || s.charAt(13) != ':') return null;
+        if (s.charAt(10) != 'T' && s.charAt(10) != ' ') return null;
+        int year = digits(s, 0, 4), month = digits(s, 5, 2), day = digits(s, 8, 2);
+        int hour = digits(s, 11, 2), minute = digits(s, 14, 2), second = 0, micros = 0;
+        if (year < 1 || month < 0 || day < 0 || hour < 0 || minute < 0) return null;
+        int i = 16;
+        if (i < n && s.charAt(i) == ':') {
+            second = digits(s, i + 1, 2);
+            if (second < 0) return null;
+            i += 3;
+            if (i < n && (s.charAt(i) == '.' || s.charAt(i) == ',')) {
+                int start = ++i;
+                while (i < n && isDigit(s.charAt(i))) i++;
+                if (i == start || i - start > 9) return null;
+                for (int k = 0; k < 6; k++) micros = micros * 10 + (start + k < i ? s.charAt(start + k) - '0' : 0);
+            }
+        }
+        while (i < n && " \t\n\u000b\f\r".indexOf(s.charAt(i)) >= 0) i++;
+        int offsetMinutes = 0;
+        if (i < n) {
+            char sign = s.charAt(i);
+            if (sign == 'Z' || sign == 'z') {
+                i++;
+            } else if (sign == '+' || sign == '-') {
+                int hours = digits(s, i + 1, 2), minutes = 0;
+                if (hours < 0) return null;
+                i += 3;
+                if (i < n) {
+                    if (s.charAt(i) == ':') i++;
+                    minutes = digits(s, i, 2);
+                    if (minutes < 0) return null;
+                    i += 2;
+                }
+                if (hours > 23 || minutes > 59) return null;
+                offsetMinutes = (sign == '+' ? 1 : -1) * (hours * 60 + minutes);
+            } else {
+                return null;
+            }
+        }
+        if (i != n) return null;
+        if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) {
             return null;
         }
-        String zone = match.group(8);
-        if (zone != null && !zone.equals("Z") && !zone.equals("z")) {
-            String digits = zone.substring(1).replace(":", "");
-            int hours = Integer.parseInt(digits.substring(0, 2));
-            int minutes = digits.length() > 2 ? Integer.parseInt(digits.substring(2, 4)) : 0;
-            if (hours > 23 || minutes > 59) return null;
-            long offset = (hours * 60L + minutes) * 60L;
-            moment = zone.charAt(0) == '+' ? moment.minusSeconds(offset) : moment.plusSeconds(offset);
-            if (moment.getYear() < 1 || moment.getYear() > 9999) return null;
+        if (offsetMinutes != 0) {
+            LocalDateTime utc = LocalDateTime.of(year, month, day, hour, minute, second).minusMinutes(offsetMinutes);
+            if (utc.getYear() < 1 || utc.getYear() > 9999) return null;
+            year = utc.getYear();
+            month = utc.getMonthValue();
+            day = utc.getDayOfMonth();
+            hour = utc.getHour();
+            minute = utc.getMinute();
         }
         StringBuilder out = new StringBuilder(26);
-        pad(out, moment.getYear(), 4).append('-');
-        pad(out, moment.getMonthValue(), 2).append('-');
-        pad(out, moment.getDayOfMonth(), 2).append(' ');
-        pad(out, moment.getHour(), 2).append(':');
-        pad(out, moment.getMinute(), 2).append(':');
-        pad(out, moment.getSecond(), 2).append('.');
-        return pad(out, moment.getNano() / 1000, 6).toString();
+        pad(out, year, 4).append('-');
+        pad(out, month, 2).append('-');
+        pad(out, day, 2).append(' ');
+        pad(out, hour, 2).append(':');
+        pad(out, minute, 2).append(':');
+        pad(out, second, 2).append('.');
+        return pad(out, micros, 6).toString();
+    }
+
+    static boolean isDigit(char c) {
+        return c >= '0' && c <= '9';
+    }
+
+    /** The ``width`` ASCII digits at ``start`` as a number, or -1. */
+    static int digits(String s, int start, int width) {
+        if (start + width > s.length()) return -1;
+        int value = 0;
+        for (int i = start; i < start + width; i++) {
+            char c = s.charAt(i);
+            if (!isDigit(c)) return -1;
+            value = value * 10 + (c - '0');
+        }
+        return value;
+    }
+
+    static int daysIn(int year, int month) {
+        if (month == 2) return (year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)) ? 29 : 28;
+        return month == 4 || month == 6 || month == 9 || month == 11 ? 30 : 31;
     }
 
     static StringBuilder pad(StringBuilder out, int value, int width) {
         String digits = Integer.toString(value);
         for (int i = digits.length(); i < width; i++) out.append('0');
         return out.append(digits);
-    }
-
-    static String join(List parts, String separator) {
-        StringBuilder out = new StringBuilder();
-        for (int i = 0; i < parts.size(); i++) {
-            if (i > 0) out.append(separator);
-            out.append((String) parts.get(i));
-        }
-        return out.toString();
     }
 
     /** Python's repr of a string, as the reasons have always quoted names. */

@@ -1,0 +1,361 @@
+// Writes every table of a run in one Spark job: each task takes rows sorted by (table, partition),
+// casts each row's kind-tagged fields (see ParseEvent.java) to its table's column types, and writes
+// one Parquet file after another through Spark's own Parquet writer, so the number of jobs does not
+// grow with the number of tables. Values that cannot be cast without loss become NULL and go to a
+// discards file. Returns one line per file written: kind, table, partition, path, rows (tab-separated).
+// Compiled at run time by Janino (shipped with Spark), so: Java 7 syntax, raw collections.
+package segmentlake;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.function.FlatMapFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.catalyst.util.MapData;
+import org.apache.spark.sql.execution.datasources.OutputWriter;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetOutputWriter;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetWriteSupport$;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.Platform;
+import org.apache.spark.unsafe.types.UTF8String;
+
+public class WriteTables implements FlatMapFunction {
+    // The input row: table, partition path (day=.../hr=...), messageId, receivedAt, fields, parse discards.
+    static final int TABLE = 0, PARTITION = 1, MESSAGE_ID = 2, RECEIVED_AT = 3, FIELDS = 4, DISCARDS = 5;
+    static final int STRING = 0, BIGINT = 1, DECIMAL = 2, BOOLEAN = 3, TIMESTAMP = 4;
+    static final String[] TYPE_NAMES = {"string", "bigint", "decimal(38,6)", "boolean", "timestamp"};
+    static final String[] JSON_TYPES = {"string", "long", "decimal(38,6)", "boolean", "timestamp"};  // Spark's names
+    static final byte TIMESTAMP_SEPARATOR = 0x1f;
+    static final String DISCARDS_SCHEMA = "{\"type\":\"struct\",\"fields\":["
+        + "{\"name\":\"table_name\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
+        + "{\"name\":\"column_name\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
+        + "{\"name\":\"message_id\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
+        + "{\"name\":\"received_at\",\"type\":\"timestamp\",\"nullable\":true,\"metadata\":{}},"
+        + "{\"name\":\"value\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
+        + "{\"name\":\"reason\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}]}";
+
+    final Map columns;  // table -> list of [column, type name] in table order
+    final Map settings;  // Hadoop and Parquet settings, prepared on the driver
+    final String stage;
+    final Set reserved;  // column names that are partition keys
+    final long maxRecordsPerFile;
+
+    WriteTables(Map columns, Map settings, String stage, Set reserved, long maxRecordsPerFile) {
+        this.columns = columns;
+        this.settings = settings;
+        this.stage = stage;
+        this.reserved = reserved;
+        this.maxRecordsPerFile = maxRecordsPerFile;
+    }
+
+    /** Writes ``rows`` (sorted by table and partition within each partition) below ``stage``.
+     *  ``columnsJson`` maps each table to its [name, type] pairs; ``reservedJson`` lists the partition
+     *  keys. Returns the files written, one per line. */
+    public static String write(SparkSession spark, Dataset rows, String columnsJson, String stage, String reservedJson,
+                               long maxRecordsPerFile) throws java.io.IOException {
+        ObjectMapper json = new ObjectMapper();
+        Map columns = (Map) json.readValue(columnsJson, Map.class);
+        List reservedColumns = (List) json.readValue(reservedJson, List.class);
+        Job job = Job.getInstance(spark.sessionState().newHadoopConf());
+        // Spark's own set-up of a Parquet write (codec, timestamp type, write support), as for df.write
+        new ParquetFileFormat().prepareWrite(spark, job, scala.collection.immutable.Map$.MODULE$.empty(),
+                                             (StructType) DataType.fromJson(DISCARDS_SCHEMA));
+        Map settings = new HashMap();
+        Iterator entries = job.getConfiguration().iterator();
+        while (entries.hasNext()) {
+            Map.Entry entry = (Map.Entry) entries.next();
+            settings.put(entry.getKey(), entry.getValue());
+        }
+        Set reserved = new HashSet();
+        for (int i = 0; i < reservedColumns.size(); i++) reserved.add(UTF8String.fromString((String) reservedColumns.get(i)));
+        WriteTables task = new WriteTables(columns, settings, stage, reserved, maxRecordsPerFile);
+        List written = rows.queryExecution().toRdd().toJavaRDD().mapPartitions(task).collect();
+        StringBuilder lines = new StringBuilder();
+        for (int i = 0; i < written.size(); i++) lines.append((String) written.get(i)).append('\n');
+        return lines.toString();
+    }
+
+    public Iterator call(Object input) throws Exception {
+        Iterator rows = (Iterator) input;
+        Configuration hadoop = new Configuration(false);
+        Iterator entries = settings.entrySet().iterator();
+        while (entries.hasNext()) {
+            Map.Entry entry = (Map.Entry) entries.next();
+            hadoop.set((String) entry.getKey(), (String) entry.getValue());
+        }
+        TaskContext context = TaskContext.get();
+        // a retried task writes new names; only the files it reports are published
+        String prefix = "part-" + context.partitionId() + "-" + context.attemptNumber() + "-";
+        Task task = new Task(hadoop, prefix, context.partitionId(), context.attemptNumber());
+        try {
+            while (rows.hasNext()) task.write((InternalRow) rows.next());
+            task.closeAll();
+        } catch (Exception error) {
+            task.abort();
+            throw error;
+        }
+        return task.written.iterator();
+    }
+
+    /** One table's column positions and types. */
+    static final class Table {
+        final String name;
+        final StructType schema;
+        final Map index = new HashMap();  // UTF8String column -> Integer position
+        final int[] types;
+
+        Table(String name, List pairs) {
+            this.name = name;
+            StringBuilder json = new StringBuilder("{\"type\":\"struct\",\"fields\":[");
+            types = new int[pairs.size()];
+            for (int i = 0; i < pairs.size(); i++) {
+                List pair = (List) pairs.get(i);
+                String column = (String) pair.get(0), type = (String) pair.get(1);
+                index.put(UTF8String.fromString(column), Integer.valueOf(i));
+                types[i] = typeCode(type);
+                if (i > 0) json.append(',');
+                json.append("{\"name\":").append(quote(column)).append(",\"type\":").append(quote(JSON_TYPES[types[i]]))
+                    .append(",\"nullable\":true,\"metadata\":{}}");
+            }
+            schema = (StructType) DataType.fromJson(json.append("]}").toString());
+        }
+    }
+
+    /** A Parquet file being written. */
+    static final class Output {
+        final String kind, table, partition, path;
+        final OutputWriter writer;
+        long rows;
+
+        Output(String kind, String table, String partition, String path, StructType schema, Configuration base,
+               int partitionId, int attempt) {
+            this.kind = kind;
+            this.table = table;
+            this.partition = partition;
+            this.path = path;
+            Configuration conf = new Configuration(base);
+            ParquetWriteSupport$.MODULE$.setSchema(schema, conf);
+            TaskAttemptID id = new TaskAttemptID("segmentlake", 0, TaskType.MAP, partitionId, attempt);
+            writer = new ParquetOutputWriter(path, new TaskAttemptContextImpl(conf, id));
+        }
+
+        void write(InternalRow row) {
+            writer.write(row);
+            rows++;
+        }
+
+        Object close() {
+            writer.close();
+            return kind + "\t" + table + "\t" + partition + "\t" + path + "\t" + rows;
+        }
+    }
+
+    final class Task {
+        final Configuration hadoop;
+        final String prefix;
+        final int partitionId, attempt;
+        final Map tables = new HashMap();
+        final List written = new ArrayList();
+        Output data, discards;
+        UTF8String table, partition;
+        Table current;
+        int files;
+
+        Task(Configuration hadoop, String prefix, int partitionId, int attempt) {
+            this.hadoop = hadoop;
+            this.prefix = prefix;
+            this.partitionId = partitionId;
+            this.attempt = attempt;
+        }
+
+        void write(InternalRow row) {
+            UTF8String rowTable = row.getUTF8String(TABLE), rowPartition = row.getUTF8String(PARTITION);
+            if (data == null || !rowTable.equals(table) || !rowPartition.equals(partition) || data.rows >= maxRecordsPerFile) {
+                if (data != null) written.add(data.close());
+                data = null;
+                table = rowTable.clone();
+                partition = rowPartition.clone();
+                current = table(table.toString());
+                data = new Output("data", current.name, partition.toString(),
+                                  stage + "/tables/" + current.name + "/" + partition + "/" + prefix + (files++) + ".snappy.parquet",
+                                  current.schema, hadoop, partitionId, attempt);
+            }
+            Object[] values = new Object[current.types.length];
+            ArrayData parsed = row.getArray(DISCARDS);
+            for (int i = 0; i < parsed.numElements(); i++) {
+                InternalRow discard = parsed.getStruct(i, 3);
+                discard(row, discard.getUTF8String(0), discard.getUTF8String(1), discard.getUTF8String(2));
+            }
+            MapData fields = row.getMap(FIELDS);
+            ArrayData keys = fields.keyArray(), texts = fields.valueArray();
+            for (int i = 0; i < fields.numElements(); i++) {
+                if (texts.isNullAt(i)) continue;
+                UTF8String column = keys.getUTF8String(i), text = texts.getUTF8String(i);
+                Integer position = (Integer) current.index.get(column);
+                if (reserved.contains(column)) {
+                    discard(row, column, original(text), UTF8String.fromString("column name is a partition key of the table"));
+                } else if (position == null) {  // the schema is inferred from these rows: a bug, not data
+                    throw new IllegalStateException("column " + column + " is not in the schema of " + current.name);
+                } else {
+                    int type = current.types[position.intValue()];
+                    Object value = cast(text, type);
+                    if (value == null) {
+                        discard(row, column, original(text), UTF8String.fromString(
+                            "cannot be stored in a " + TYPE_NAMES[type] + " column without loss"));
+                    }
+                    values[position.intValue()] = value;
+                }
+            }
+            data.write(new GenericInternalRow(values));
+        }
+
+        void discard(InternalRow row, UTF8String column, UTF8String value, UTF8String reason) {
+            if (discards == null) {
+                discards = new Output("discards", null, null, stage + "/discards/" + prefix + (files++) + ".snappy.parquet",
+                                      (StructType) DataType.fromJson(DISCARDS_SCHEMA), hadoop, partitionId, attempt);
+            }
+            Object receivedAt = row.isNullAt(RECEIVED_AT) ? null : Long.valueOf(row.getLong(RECEIVED_AT));
+            discards.write(new GenericInternalRow(new Object[] {
+                UTF8String.fromString(current.name), column, row.getUTF8String(MESSAGE_ID), receivedAt, value, reason}));
+        }
+
+        Table table(String name) {
+            Table known = (Table) tables.get(name);
+            if (known == null) {
+                List pairs = (List) columns.get(name);
+                if (pairs == null) throw new IllegalStateException("no schema for table " + name);
+                known = new Table(name, pairs);
+                tables.put(name, known);
+            }
+            return known;
+        }
+
+        void closeAll() {
+            if (data != null) written.add(data.close());
+            if (discards != null) written.add(discards.close());
+            data = discards = null;
+        }
+
+        void abort() {
+            try {
+                closeAll();
+            } catch (RuntimeException ignored) {  // the task's own failure is the one to report
+            }
+        }
+    }
+
+    static int typeCode(String type) {
+        for (int i = 0; i < TYPE_NAMES.length; i++) if (TYPE_NAMES[i].equals(type)) return i;
+        throw new IllegalArgumentException("unsupported column type " + type);
+    }
+
+    /** The text after the kind; for a timestamp, its original spelling. */
+    static UTF8String original(UTF8String value) {
+        byte kind = byteAt(value, 0);
+        int start = 1;
+        if (kind == 't') start = separator(value) + 1;
+        return bytes(value, start, value.numBytes());
+    }
+
+    static byte byteAt(UTF8String value, int index) {
+        return Platform.getByte(value.getBaseObject(), value.getBaseOffset() + index);
+    }
+
+    static int separator(UTF8String value) {
+        for (int i = 1; i < value.numBytes(); i++) if (byteAt(value, i) == TIMESTAMP_SEPARATOR) return i;
+        throw new IllegalStateException("timestamp value without its original text");
+    }
+
+    static UTF8String bytes(UTF8String value, int start, int end) {
+        return UTF8String.fromAddress(value.getBaseObject(), value.getBaseOffset() + start, end - start);
+    }
+
+    /** ``value`` (kind-tagged) as ``type``, or null when that loses information. */
+    static Object cast(UTF8String value, int type) {
+        byte kind = byteAt(value, 0);
+        if (type == STRING) return original(value);
+        String text = bytes(value, 1, value.numBytes()).toString();
+        if (type == BIGINT) {
+            if (kind == 'i') return Long.valueOf(Long.parseLong(text));
+            if (kind != 'd' && kind != 's') return null;
+            BigDecimal number = decimal(text);
+            if (number == null) return null;
+            BigDecimal exact = number.setScale(6, RoundingMode.HALF_UP);  // as decimal(38,6) would hold it
+            BigDecimal whole = number.setScale(0, RoundingMode.HALF_UP);
+            if (exact.precision() > 38 || whole.compareTo(exact) != 0 || whole.unscaledValue().bitLength() > 63) return null;
+            return Long.valueOf(whole.longValueExact());
+        }
+        if (type == DECIMAL) {
+            if (kind != 'i' && kind != 'd' && kind != 's') return null;
+            BigDecimal number = decimal(text);
+            if (number == null) return null;
+            Decimal decimal = Decimal.apply(number);
+            return decimal.changePrecision(38, 6) ? decimal : null;
+        }
+        if (type == BOOLEAN) {
+            if (kind == 'b') return Boolean.valueOf(text.equals("true"));
+            if (kind != 's') return null;
+            String word = stripSpaces(text).toLowerCase(java.util.Locale.ROOT);
+            return word.equals("true") ? Boolean.TRUE : word.equals("false") ? Boolean.FALSE : null;
+        }
+        if (kind != 't') return null;
+        return Long.valueOf(micros(text.substring(0, text.indexOf('\u001f'))));
+    }
+
+    /** A number as Spark reads one from text (Java's trim, then BigDecimal), or null. */
+    static BigDecimal decimal(String text) {
+        try {
+            return new BigDecimal(text.trim());
+        } catch (NumberFormatException error) {
+            return null;
+        }
+    }
+
+    static String stripSpaces(String text) {
+        int start = 0, end = text.length();
+        while (start < end && text.charAt(start) == ' ') start++;
+        while (end > start && text.charAt(end - 1) == ' ') end--;
+        return text.substring(start, end);
+    }
+
+    /** Microseconds since the epoch of a UTC "yyyy-MM-dd HH:mm:ss.ffffff". */
+    static long micros(String utc) {
+        LocalDateTime moment = LocalDateTime.of(Integer.parseInt(utc.substring(0, 4)), Integer.parseInt(utc.substring(5, 7)),
+            Integer.parseInt(utc.substring(8, 10)), Integer.parseInt(utc.substring(11, 13)),
+            Integer.parseInt(utc.substring(14, 16)), Integer.parseInt(utc.substring(17, 19)));
+        return moment.toEpochSecond(ZoneOffset.UTC) * 1000000L + Integer.parseInt(utc.substring(20, 26));
+    }
+
+    static String quote(String text) {
+        StringBuilder out = new StringBuilder("\"");
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == '"' || c == '\\') out.append('\\').append(c);
+            else if (c < 0x20) out.append(String.format("\\u%04x", new Object[] {Integer.valueOf(c)}));
+            else out.append(c);
+        }
+        return out.append('"').toString();
+    }
+}
