@@ -70,7 +70,7 @@ test: setup
 	$(PY) -m pytest
 	$(MAKE) --no-print-directory scan
 
-# Sync throughput in Spark local mode (numbers in the README come from here).
+# Sync throughput in Spark local mode, Spark start-up not counted (the README measures end to end with bench/measure.py).
 bench: setup
 	$(PY) bench/sync_bench.py
 
