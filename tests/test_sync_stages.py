@@ -32,6 +32,7 @@ def _write(spark, tmp_path, rows, columns, max_records_per_file=100):
     ("i1", "boolean", None),
     ("t2024-01-02 03:04:05.000000\x1f2024-01-02T03:04:05Z", "timestamp", datetime(2024, 1, 2, 3, 4, 5)),
     ("t2024-01-02 03:04:05.250000\x1f2024-01-02T03:04:05.25Z", "timestamp", datetime(2024, 1, 2, 3, 4, 5, 250000)),
+    ("t1850-01-02 03:04:05.000000\x1f1850-01-02T03:04:05Z", "timestamp", datetime(1850, 1, 2, 3, 4, 5)),
     ("syesterday", "timestamp", None), ("i1700000000", "timestamp", None),
     ("t2024-01-02 03:04:05.000000\x1f2024-01-02T03:04:05Z", "string", "2024-01-02T03:04:05Z"),
     ("btrue", "string", "true"), ("i7", "string", "7"), ('s["a"]', "string", '["a"]'),

@@ -91,7 +91,28 @@ public class WriteTables implements FlatMapFunction {
         Set reserved = new HashSet();
         for (int i = 0; i < reservedColumns.size(); i++) reserved.add(UTF8String.fromString((String) reservedColumns.get(i)));
         WriteTables task = new WriteTables(columns, settings, stage, reserved, maxRecordsPerFile);
-        List written = rows.queryExecution().toRdd().toJavaRDD().mapPartitions(task).collect();
+        // A job outside Spark SQL's own execution does not carry the session's SQL settings to its
+        // tasks (the Parquet writer reads them there): pass them as local properties, as Spark SQL does.
+        org.apache.spark.SparkContext context = spark.sparkContext();
+        Map sqlConf = (Map) scala.collection.JavaConverters.mapAsJavaMapConverter(
+            spark.sessionState().conf().getAllConfs()).asJava();
+        Map previous = new HashMap();
+        Iterator keys = sqlConf.keySet().iterator();
+        while (keys.hasNext()) {
+            String key = (String) keys.next();
+            previous.put(key, context.getLocalProperty(key));
+            context.setLocalProperty(key, (String) sqlConf.get(key));
+        }
+        List written;
+        try {
+            written = rows.queryExecution().toRdd().toJavaRDD().mapPartitions(task).collect();
+        } finally {
+            Iterator restore = previous.entrySet().iterator();
+            while (restore.hasNext()) {
+                Map.Entry entry = (Map.Entry) restore.next();
+                context.setLocalProperty((String) entry.getKey(), (String) entry.getValue());
+            }
+        }
         StringBuilder lines = new StringBuilder();
         for (int i = 0; i < written.size(); i++) lines.append((String) written.get(i)).append('\n');
         return lines.toString();
