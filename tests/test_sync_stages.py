@@ -1,23 +1,28 @@
-"""Each stage of the sync on tiny DataFrames: cast and write, dedup, route, publish, Glue batching."""
+"""Each stage of the sync on tiny DataFrames: route, cast and write, dedup, publish, Glue batching."""
 from datetime import datetime
 
 import pytest
 from pyspark.sql import functions as F
 
 from segment_lake.dedup import duplicate_rows
-from segment_lake.route import partition_keys, route
+from segment_lake.parse import ENCODE, parse_lines, register_codec
+from segment_lake.route import partition_keys
 from segment_lake.storage import LakeStorage, join
 from segment_lake.write import DATA, DISCARDS, publish, write_tables
 
 
+# the parse stage's rows, with the fields as a map of kind-tagged text (encoded as the parser does)
 EVENTS_SCHEMA = ("table string, day string, _message_id string, _received_at timestamp, fields map<string,string>, "
                  "discards array<struct<column:string,value:string,reason:string>>")
 
 
 def _write(spark, tmp_path, rows, columns, max_records_per_file=100):
-    """write_tables on ``rows`` (EVENTS_SCHEMA); returns the files written and their rows (as dicts)."""
-    frame = spark.createDataFrame(rows, EVENTS_SCHEMA)
-    written = write_tables(frame, columns, ["day"], f"file://{tmp_path}/stage", max_records_per_file, tasks=2)
+    """write_tables on ``rows`` (EVENTS_SCHEMA) in two tasks; returns the files written and their rows (as dicts)."""
+    register_codec(spark)
+    frame = (spark.createDataFrame(rows, EVENTS_SCHEMA).repartition(2)
+             .select("table", F.concat(F.lit("day="), "day").alias("partition"), "_message_id", "_received_at",
+                     F.expr(f"{ENCODE}(fields)").alias("fields"), "discards"))
+    written = write_tables(frame, columns, ["day"], f"file://{tmp_path}/stage", max_records_per_file)
     read = {kind: [r.asDict() for f in written if f.kind == kind for r in spark.read.parquet(f.uri).collect()]
             for kind in (DATA, DISCARDS)}
     return written, read
@@ -63,11 +68,6 @@ def test_the_writer_discards_what_does_not_fit_and_splits_tables_and_partitions(
                                  ("a", "x", "m5", "x", "cannot be stored in a bigint column without loss")])
 
 
-def _events(spark, rows):
-    return spark.createDataFrame(
-        rows, "_message_id string, _received_at timestamp, file string, fields map<string,string>, segment_type string")
-
-
 def _ids(spark, rows):
     return spark.createDataFrame(rows, "_row long, _message_id string, _received_at timestamp, file string")
 
@@ -92,16 +92,17 @@ def test_cross_run_dedup_honours_the_window_and_the_run(spark):
 
 
 @pytest.mark.parametrize("option,expected", [
-    ("day_hour", {"day": "2024-01-02", "hr": "23"}),
-    ("year_month_day_hour", {"year": "2024", "month": "01", "day": "02", "hr": "23"}),
-    ("year_month_day", {"year": "2024", "month": "01", "day": "02"}),
-    ("day", {"day": "2024-01-02"}),
+    ("day_hour", "day=2024-01-02/hr=23"),
+    ("year_month_day_hour", "year=2024/month=01/day=02/hr=23"),
+    ("year_month_day", "year=2024/month=01/day=02"),
+    ("day", "day=2024-01-02"),
 ])
 def test_route_names_tables_and_partitions_by_received_at_in_utc(spark, option, expected):
-    frame = _events(spark, [("m", datetime(2024, 1, 2, 23, 59), "f", {}, "track_order_completed")])
-    row = route(frame, "ios_", option).first()
+    line = '{"type":"track","event":"Order Completed","messageId":"m","receivedAt":"2024-01-03T00:59:00+01:00"}'
+    row = parse_lines(spark.createDataFrame([(line, "f")], "value string, file string"), "ios_", option, 1).first()
     assert row["table"] == "ios_track_order_completed"
-    assert {k: row[k] for k in partition_keys(option)} == expected
+    assert row["partition"] == expected
+    assert [part.split("=")[0] for part in expected.split("/")] == partition_keys(option)
 
 
 def test_publish_renames_per_run_and_a_redo_replaces_a_crashed_attempt(spark, tmp_path):

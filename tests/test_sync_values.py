@@ -6,17 +6,18 @@ import pytest
 from pyspark.sql import functions as F
 
 from segment_lake.infer import plan_schema, type_of_kinds
-from segment_lake.parse import parse_lines
+from segment_lake.parse import DECODE, parse_lines
 from segment_lake.slug import slug
 
 RECEIVED = "2024-01-01T00:00:00Z"
 
 
 def parse(spark, *lines):
-    """The parser's rows for ``lines``, in order, with ``columns``: the fields' keys in map order
-    (collect() turns a map into an unordered dict)."""
-    frame = spark.createDataFrame([(line, "f", i) for i, line in enumerate(lines)], "value string, file string, i long")
-    rows = parse_lines(frame.select("value", "file", "i")).withColumn("columns", F.map_keys("fields")).collect()
+    """The parser's rows for ``lines``, in order, with the fields decoded to kind-tagged text and
+    ``columns``: the fields' keys in order (collect() turns a map into an unordered dict)."""
+    frame = spark.createDataFrame([(line, "f") for line in lines], "value string, file string")
+    rows = (parse_lines(frame, "", "day_hour", 1).orderBy("_row").withColumn("fields", F.expr(f"{DECODE}(fields)"))
+            .withColumn("columns", F.map_keys("fields")).collect())
     return [row.asDict(recursive=True) for row in rows]
 
 
@@ -49,7 +50,7 @@ def test_the_parser_slugs_keys_and_event_names_like_the_settings_do(spark):
     assert fields["columns"] == [f"traits_{expected}" for _, expected in SLUGS if expected]
     tracks = parse(spark, *(json.dumps({"type": "track", "event": text, "messageId": "m", "receivedAt": RECEIVED})
                             for text, _ in SLUGS))
-    assert [row["segment_type"] for row in tracks] == [f"track_{expected}" if expected else None for _, expected in SLUGS]
+    assert [row["table"] for row in tracks] == [f"track_{expected}" if expected else None for _, expected in SLUGS]
 
 
 @pytest.mark.parametrize("value,expected", [
@@ -135,7 +136,8 @@ def test_accepted_line(spark):
     row = parse(spark, '{"type":"track","event":"101 Account Update","messageId":7,'
                        '"receivedAt":"2024-01-01T23:59:59.5+01:00","properties":{"price":1.50}}')[0]
     assert row["reason"] is None and row["raw"] is None
-    assert row["segment_type"] == "track_101_account_update"
+    assert row["table"] == "track_101_account_update"
+    assert row["partition"] == "day=2024-01-01/hr=22"
     assert row["_message_id"] == "7"
     assert row["_received_at"] == datetime(2024, 1, 1, 22, 59, 59, 500000)
     assert row["fields"]["properties_price"] == "d1.50"

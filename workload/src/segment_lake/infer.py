@@ -6,11 +6,13 @@ first seen (earliest receivedAt, then messageId, then key position).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import reduce
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+
+from .jvm_code import load_class
 
 BIGINT, DECIMAL, STRING, BOOLEAN, TIMESTAMP = "bigint", "decimal(38,6)", "string", "boolean", "timestamp"
 TYPE_OF_KIND = {"b": BOOLEAN, "i": BIGINT, "d": DECIMAL, "t": TIMESTAMP, "s": STRING}
@@ -60,18 +62,13 @@ def plan_schema(existing: list[tuple[str, str]] | None, observed: list[tuple[str
 
 
 def observed_columns(events: DataFrame) -> dict[str, list[tuple[str, set[str], tuple]]]:
-    """table -> [(column, kinds, first-seen key)] over every event of the run (one aggregation)."""
-    exploded = events.select(
-        "table", "_received_at", "_message_id", F.posexplode("fields").alias("position", "column", "value"))
-    rows = (exploded
-            .select("table", "column", F.substring("value", 1, 1).alias("kind"),
-                    F.struct("_received_at", "_message_id", "position").alias("seen"))
-            .groupBy("table", "column")
-            .agg(F.collect_set("kind").alias("kinds"), F.min("seen").alias("first_seen"))
-            .collect())
+    """table -> [(column, kinds, first-seen key)] over every event of the run, in one pass
+    (``jvm/ObserveColumns.java``); the key is (receivedAt in microseconds, messageId, key position)."""
+    spark = events.sparkSession
+    load_class(spark, "ObserveColumns")
+    observed = json.loads(spark.sparkContext._jvm.segmentlake.ObserveColumns.observe(
+        events.select("table", "_message_id", "_received_at", "fields")._jdf))
     by_table: dict[str, list] = {}
-    for row in rows:
-        first = row.first_seen
-        by_table.setdefault(row.table, []).append(
-            (row.column, {k for k in row.kinds if k}, (first._received_at, first._message_id, first.position)))
+    for table, column, kinds, received_at, message_id, position in observed:
+        by_table.setdefault(table, []).append((column, set(kinds), (received_at, message_id, position)))
     return by_table

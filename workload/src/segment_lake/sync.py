@@ -21,7 +21,7 @@ from .errors import InvalidSettings, classify
 from .infer import TableSchema, observed_columns, plan_schema
 from .parse import parse_lines
 from .report import RunResult, TableResult, render, report_path
-from .route import partition_keys, route
+from .route import partition_keys
 from .settings import SyncSettings
 from .state import RunManifest, SourceState
 from .storage import LakeStorage, join
@@ -84,12 +84,12 @@ class Sync:
         if not manifest.files:
             self.progress("discover: no new files; nothing to do")
             return
-        # parsed once, kept on local disk (never the heap) for the stages that read it again
-        parsed = (parse_lines(read_lines(self.spark, list(manifest.files)))
-                  .withColumn("_row", F.monotonically_increasing_id()).persist(StorageLevel.DISK_ONLY))
+        # parsed once into the shuffle files the write needs; every stage reads those again
+        parsed = parse_lines(read_lines(self.spark, list(manifest.files)), self.settings.table_prefix,
+                             self.settings.date_partition, int(self.spark.conf.get("spark.sql.shuffle.partitions")))
         span = self._count_parsed(parsed, result)
         self._write_rejected(parsed, manifest.run_id)
-        events = route(parsed.where(F.col("reason").isNull()), self.settings.table_prefix, self.settings.date_partition)
+        events = parsed.where(F.col("reason").isNull())
         duplicates = self._dedup(events, manifest.run_id, span).persist(StorageLevel.DISK_ONLY)
         result.duplicate_count = duplicates.count()
         result.row_count = result.read_count - result.rejected_count - result.duplicate_count
@@ -123,7 +123,6 @@ class Sync:
         self.progress("catalog: up to date")
         self.state.finish(manifest)
         self.progress(f"state: {len(manifest.files)} files processed by run {manifest.run_id}")
-        parsed.unpersist()
         duplicates.unpersist()
 
     # -- stages ------------------------------------------------------------------------------------
@@ -158,7 +157,7 @@ class Sync:
         self.storage.delete(stage, recursive=True)  # a crashed attempt's files
         written = write.write_tables(
             accepted, {table: list(schema.columns) for table, schema in schemas.items()}, self.keys, stage,
-            self.settings.max_records_per_file, int(self.spark.conf.get("spark.sql.shuffle.partitions")))
+            self.settings.max_records_per_file)
         discards = join(self._discards_location(), f"run_id={run_id}")
         write.publish(self.storage, written, lambda f: discards if f.kind == write.DISCARDS
                       else join(self._table_location(f.table), f.partition), run_id, redo)

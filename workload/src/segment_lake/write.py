@@ -1,8 +1,9 @@
 """Write a run's tables in one Spark job, then publish the files under deterministic names, so a
 redone run overwrites its own files.
 
-Rows are shuffled once by (table, partition) and sorted within each task; each task casts and
-writes its tables one file after another into ``segment-stage/`` (``jvm/WriteTables.java``). The
+Rows arrive grouped by (table, partition) (the parse stage's shuffle) and are sorted within each
+task; each task casts and writes its tables one file after another into ``segment-stage/``
+(``jvm/WriteTables.java``). The
 files the job reports (a retried task's leftovers are not among them) then move into the tables'
 partitions as ``part-<run id>-<n>.snappy.parquet``, after removing any file a crashed attempt of
 the same run left there.
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from .jvm_code import load_class
 from .storage import LakeStorage, join
@@ -33,15 +33,14 @@ class WrittenFile:
 
 
 def write_tables(events: DataFrame, columns: dict[str, list[tuple[str, str]]], keys: list[str], stage_uri: str,
-                 max_records_per_file: int, tasks: int) -> list[WrittenFile]:
-    """Write ``events`` (table, the partition ``keys``, _message_id, _received_at, fields, discards) as
-    Parquet below ``stage_uri``, each table with its ``columns`` (name, type) in order, in ``tasks``
-    tasks. Values named like a partition key, and values their column's type cannot hold without loss,
-    go to discards files."""
+                 max_records_per_file: int) -> list[WrittenFile]:
+    """Write ``events`` (table, partition, _message_id, _received_at, fields, discards) as Parquet
+    below ``stage_uri``, each table with its ``columns`` (name, type) in order, one task per partition
+    of ``events``. Values named like a partition key (``keys``), and values their column's type
+    cannot hold without loss, go to discards files."""
     spark = events.sparkSession
-    partition = F.concat_ws("/", *(F.concat(F.lit(f"{key}="), F.col(key)) for key in keys))
-    rows = (events.select("table", partition.alias("partition"), "_message_id", "_received_at", "fields", "discards")
-            .repartition(tasks, "table", "partition").sortWithinPartitions("table", "partition"))
+    rows = (events.select("table", "partition", "_message_id", "_received_at", "fields", "discards")
+            .sortWithinPartitions("table", "partition"))
     load_class(spark, "WriteTables")
     listing = spark.sparkContext._jvm.segmentlake.WriteTables.write(
         spark._jsparkSession, rows._jdf, json.dumps({t: [list(c) for c in cols] for t, cols in columns.items()}),

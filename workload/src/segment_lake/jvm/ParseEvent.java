@@ -1,11 +1,7 @@
-// One raw line -> an event's flattened, kind-tagged fields, or the reason it is rejected.
-// Runs inside Spark's JVM as a UDF so that no event crosses into Python. Compiled at run time
-// by Janino (shipped with Spark), so: Java 7 syntax, no lambdas, raw collections with casts.
-//
-// A field value is the text of one JSON value with its kind as the first character:
-//   b boolean, i integer within int64, d other number whose integer part fits decimal(38,6),
-//   t ISO-8601 date-time ("t" + UTC "yyyy-MM-dd HH:mm:ss.ffffff" + \u001f + the original text),
-//   s anything else (other strings, arrays as JSON text, larger numbers).
+// One raw line -> an event's type, messageId, receivedAt and flattened fields (encoded by
+// FieldCodec), or the reason it is rejected. Runs inside Spark's JVM (see ParseLines), so that no
+// event crosses into Python. Compiled at run time by Janino (shipped with Spark), so: Java 7
+// syntax, no lambdas, raw collections with casts.
 package segmentlake;
 
 import com.fasterxml.jackson.core.JsonParser;
@@ -18,7 +14,6 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,14 +22,13 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
-import org.apache.spark.sql.api.java.UDF1;
+import java.nio.charset.StandardCharsets;
+import java.time.ZoneOffset;
 
-public class ParseEvent implements UDF1 {
+public class ParseEvent {
     static final int MAX_COLUMN_NAME = 250;
     static final int DECIMAL_INTEGER_DIGITS = 32;  // decimal(38,6) keeps 32 digits before the point
-    static final String TIMESTAMP_SEPARATOR = "\u001f";
+    public static final long NO_TIME = Long.MIN_VALUE;
     static final String[] SEGMENT_TYPES = {"track", "identify", "page", "screen", "group", "alias"};
     // A boundary before an upper-case letter that follows a lower-case letter or digit (productId),
     // and inside runs of capitals before a capitalized word (HTMLPage).
@@ -56,49 +50,65 @@ public class ParseEvent implements UDF1 {
         return mapper;
     }
 
-    public Object call(Object line) throws Exception {
-        return parse((String) line);
+    /** What a line is: a rejection (``reason``) or an event. */
+    public static final class Parsed {
+        public String reason, segmentType, messageId;
+        public long receivedAt;  // microseconds since the epoch, UTC
+        public byte[] fields;
+        public List discards;  // String[] {column or key path, raw value, reason}
+
+        static Parsed rejected(String reason) {
+            Parsed parsed = new Parsed();
+            parsed.reason = reason;
+            return parsed;
+        }
     }
 
-    /** (reason, segment_type, message_id, received_at, fields, discards). */
-    public static Row parse(String line) {
+    public static Parsed parse(String line, FieldCodec.Writer out) {
         JsonNode event;
         try {
             event = MAPPER.readTree(line);
         } catch (JsonProcessingException error) {
-            return rejected("not JSON: " + describe(error));
+            return Parsed.rejected("not JSON: " + describe(error));
         }
-        if (event == null || !event.isObject()) return rejected("not a JSON object");
+        if (event == null || !event.isObject()) return Parsed.rejected("not a JSON object");
         JsonNode type = event.get("type");
-        if (type == null || !type.isTextual() || type.textValue().length() == 0) return rejected("no type");
+        if (type == null || !type.isTextual() || type.textValue().length() == 0) return Parsed.rejected("no type");
         String kind = type.textValue().toLowerCase(Locale.ROOT);
         boolean known = false;
         for (int i = 0; i < SEGMENT_TYPES.length; i++) known = known || SEGMENT_TYPES[i].equals(kind);
-        if (!known) return rejected("unknown type " + repr(type.textValue()));
+        if (!known) return Parsed.rejected("unknown type " + repr(type.textValue()));
         String segmentType = kind;
         if (kind.equals("track")) {
             JsonNode name = event.get("event");
             if (name == null || !name.isTextual() || name.textValue().strip().length() == 0) {
-                return rejected("track without event");
+                return Parsed.rejected("track without event");
             }
             String table = slug(name.textValue());
-            if (table.length() == 0) return rejected("track event name " + repr(name.textValue()) + " has no letters or digits");
+            if (table.length() == 0) return Parsed.rejected("track event name " + repr(name.textValue()) + " has no letters or digits");
             segmentType = "track_" + table;
         }
         JsonNode id = event.get("messageId");
         if (id == null || id.isNull() || id.isContainerNode() || id.isBoolean() || (id.isTextual() && id.textValue().length() == 0)) {
-            return rejected("no messageId");
+            return Parsed.rejected("no messageId");
         }
         JsonNode received = event.get("receivedAt");
-        String receivedAt = received != null && received.isTextual() ? utcText(received.textValue()) : null;
-        if (receivedAt == null) return rejected("no parseable receivedAt");
+        long receivedAt = received != null && received.isTextual() ? utcMicros(received.textValue()) : NO_TIME;
+        if (receivedAt == NO_TIME) return Parsed.rejected("no parseable receivedAt");
         Flattened flat = new Flattened(event);
-        return RowFactory.create(new Object[] {null, segmentType, id.isTextual() ? id.textValue() : id.asText(),
-                                               receivedAt, flat.fields, flat.discards});
-    }
-
-    static Row rejected(String reason) {
-        return RowFactory.create(new Object[] {reason, null, null, null, null, null});
+        Parsed parsed = new Parsed();
+        parsed.segmentType = segmentType;
+        parsed.messageId = id.isTextual() ? id.textValue() : id.asText();
+        parsed.receivedAt = receivedAt;
+        out.reset();
+        Iterator leaves = flat.fields.values().iterator();
+        while (leaves.hasNext()) {
+            Leaf leaf = (Leaf) leaves.next();
+            write(out, leaf.key.columnBytes, leaf.value);
+        }
+        parsed.fields = out.toBytes();
+        parsed.discards = flat.discards;
+        return parsed;
     }
 
     static String describe(JsonProcessingException error) {
@@ -111,12 +121,23 @@ public class ParseEvent implements UDF1 {
         return colon > 0 ? message.substring(0, colon) : message;
     }
 
+    /** A column's value in an event: null until a key naming it has a non-null value. */
+    static final class Leaf {
+        final Key key;
+        JsonNode value;
+
+        Leaf(Key key, JsonNode value) {
+            this.key = key;
+            this.value = value;
+        }
+    }
+
     /** The columns of one event in key order. A column's value is null until a key naming it has a
      *  non-null value; when more keys name it, the first non-null value wins and later ones are
      *  discarded with their key path. */
     static class Flattened {
-        final Map fields = new LinkedHashMap();  // column -> kind-tagged text (null for JSON null)
-        final List discards = new ArrayList();  // (column or key path, raw value, reason)
+        final Map fields = new LinkedHashMap();  // column -> Leaf
+        final List discards = new ArrayList();  // String[] {column or key path, raw value, reason}
         final JsonNode event;
 
         Flattened(JsonNode event) {
@@ -133,23 +154,24 @@ public class ParseEvent implements UDF1 {
                 if (value.isObject()) {
                     if (value.size() > 0) leaves(value, key);
                 } else {
-                    leaf(key, value);
+                    leaf(key, value.isNull() ? null : value);
                 }
             }
         }
 
         void leaf(Key key, JsonNode value) {
-            String encoded = encode(value);
             if (key.why != null) {
-                if (encoded != null) discards.add(RowFactory.create(new Object[] {key.dotted, raw(value), key.why}));
+                if (value != null) discards.add(new String[] {key.dotted, raw(value), key.why});
                 return;
             }
-            String column = key.column;
-            if (fields.get(column) == null) {
-                fields.put(column, encoded);  // a column keeps the place where it was first seen
-            } else if (encoded != null) {
-                discards.add(RowFactory.create(new Object[] {column, raw(value),
-                    "key " + repr(key.dotted) + " names the same column as " + repr(firstSource(event, ROOT, column))}));
+            Leaf known = (Leaf) fields.get(key.column);
+            if (known == null) {
+                fields.put(key.column, new Leaf(key, value));
+            } else if (known.value == null) {
+                known.value = value;  // a column keeps the place where it was first seen
+            } else if (value != null) {
+                discards.add(new String[] {key.column, raw(value),
+                    "key " + repr(key.dotted) + " names the same column as " + repr(firstSource(event, ROOT, key.column))});
             }
         }
 
@@ -173,12 +195,14 @@ public class ParseEvent implements UDF1 {
     static final class Key {
         final String dotted;
         final String column;  // null when the path cannot name a column
+        final byte[] columnBytes;
         final String why;
         final Map children = new ConcurrentHashMap();
 
         Key(String dotted, String column, String why) {
             this.dotted = dotted;
             this.column = column;
+            this.columnBytes = column == null ? null : column.getBytes(StandardCharsets.UTF_8);
             this.why = why;
         }
 
@@ -218,30 +242,33 @@ public class ParseEvent implements UDF1 {
         return result;
     }
 
-    /** The kind-tagged text of a JSON scalar or array; null for JSON null. */
-    public static String encode(JsonNode value) {
-        if (value == null || value.isNull() || value.isMissingNode()) return null;
-        if (value.isBoolean()) return value.booleanValue() ? "btrue" : "bfalse";
-        if (value.isIntegralNumber()) {
-            if (value.canConvertToLong()) return "i" + value.asText();
-            return number(new BigDecimal(value.bigIntegerValue()));
-        }
-        if (value.isBigDecimal()) return number(value.decimalValue());
-        if (value.isNumber()) {  // NaN and Infinity, read as doubles
+    /** One field: a JSON scalar or array (null for JSON null) with its kind. */
+    static void write(FieldCodec.Writer out, byte[] column, JsonNode value) {
+        if (value == null) {
+            out.nullField(column);
+        } else if (value.isBoolean()) {
+            out.booleanField(column, value.booleanValue());
+        } else if (value.isIntegralNumber()) {
+            if (value.canConvertToLong()) out.integerField(column, value.longValue());
+            else number(out, column, new BigDecimal(value.bigIntegerValue()));
+        } else if (value.isBigDecimal()) {
+            number(out, column, value.decimalValue());
+        } else if (value.isNumber()) {  // NaN and Infinity, read as doubles
             double number = value.doubleValue();
-            return Double.isNaN(number) ? "sNaN" : number > 0 ? "sInfinity" : "s-Infinity";
-        }
-        if (value.isTextual()) {
+            out.textField(column, FieldCodec.STRING, Double.isNaN(number) ? "NaN" : number > 0 ? "Infinity" : "-Infinity");
+        } else if (value.isTextual()) {
             String text = value.textValue();
-            String moment = utcText(text);
-            return moment != null ? "t" + moment + TIMESTAMP_SEPARATOR + text : "s" + text;
+            long moment = utcMicros(text);
+            if (moment != NO_TIME) out.timeField(column, moment, text);
+            else out.textField(column, FieldCodec.STRING, text);
+        } else {
+            out.textField(column, FieldCodec.STRING, json(value));
         }
-        return "s" + json(value);
     }
 
-    static String number(BigDecimal value) {
+    static void number(FieldCodec.Writer out, byte[] column, BigDecimal value) {
         int adjusted = value.precision() - value.scale() - 1;
-        return (adjusted >= DECIMAL_INTEGER_DIGITS ? "s" : "d") + value.toString();
+        out.textField(column, adjusted >= DECIMAL_INTEGER_DIGITS ? FieldCodec.STRING : FieldCodec.DECIMAL, value.toString());
     }
 
     static String raw(JsonNode value) {
@@ -256,27 +283,27 @@ public class ParseEvent implements UDF1 {
         }
     }
 
-    /** An ISO-8601 date-time (with or without zone, up to nanoseconds) as UTC "yyyy-MM-dd HH:mm:ss.ffffff", else null.
+    /** An ISO-8601 date-time (with or without zone, up to nanoseconds) as UTC microseconds since the epoch, else NO_TIME.
      *  Scanned by hand: most strings of an event are tested, and a regular expression cost a tenth of the parse. */
-    public static String utcText(String text) {
-        if (text.length() < 16) return null;
-        for (int i = 0; i < 4; i++) if (!Character.isDigit(text.charAt(i))) return null;
+    public static long utcMicros(String text) {
+        if (text.length() < 16) return NO_TIME;
+        for (int i = 0; i < 4; i++) if (!Character.isDigit(text.charAt(i))) return NO_TIME;
         String s = text.strip();
         int n = s.length();
-        if (n < 16 || s.charAt(4) != '-' || s.charAt(7) != '-' || s.charAt(13) != ':') return null;
-        if (s.charAt(10) != 'T' && s.charAt(10) != ' ') return null;
+        if (n < 16 || s.charAt(4) != '-' || s.charAt(7) != '-' || s.charAt(13) != ':') return NO_TIME;
+        if (s.charAt(10) != 'T' && s.charAt(10) != ' ') return NO_TIME;
         int year = digits(s, 0, 4), month = digits(s, 5, 2), day = digits(s, 8, 2);
         int hour = digits(s, 11, 2), minute = digits(s, 14, 2), second = 0, micros = 0;
-        if (year < 1 || month < 0 || day < 0 || hour < 0 || minute < 0) return null;
+        if (year < 1 || month < 0 || day < 0 || hour < 0 || minute < 0) return NO_TIME;
         int i = 16;
         if (i < n && s.charAt(i) == ':') {
             second = digits(s, i + 1, 2);
-            if (second < 0) return null;
+            if (second < 0) return NO_TIME;
             i += 3;
             if (i < n && (s.charAt(i) == '.' || s.charAt(i) == ',')) {
                 int start = ++i;
                 while (i < n && isDigit(s.charAt(i))) i++;
-                if (i == start || i - start > 9) return null;
+                if (i == start || i - start > 9) return NO_TIME;
                 for (int k = 0; k < 6; k++) micros = micros * 10 + (start + k < i ? s.charAt(start + k) - '0' : 0);
             }
         }
@@ -288,41 +315,28 @@ public class ParseEvent implements UDF1 {
                 i++;
             } else if (sign == '+' || sign == '-') {
                 int hours = digits(s, i + 1, 2), minutes = 0;
-                if (hours < 0) return null;
+                if (hours < 0) return NO_TIME;
                 i += 3;
                 if (i < n) {
                     if (s.charAt(i) == ':') i++;
                     minutes = digits(s, i, 2);
-                    if (minutes < 0) return null;
+                    if (minutes < 0) return NO_TIME;
                     i += 2;
                 }
-                if (hours > 23 || minutes > 59) return null;
+                if (hours > 23 || minutes > 59) return NO_TIME;
                 offsetMinutes = (sign == '+' ? 1 : -1) * (hours * 60 + minutes);
             } else {
-                return null;
+                return NO_TIME;
             }
         }
-        if (i != n) return null;
+        if (i != n) return NO_TIME;
         if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) {
-            return null;
+            return NO_TIME;
         }
-        if (offsetMinutes != 0) {
-            LocalDateTime utc = LocalDateTime.of(year, month, day, hour, minute, second).minusMinutes(offsetMinutes);
-            if (utc.getYear() < 1 || utc.getYear() > 9999) return null;
-            year = utc.getYear();
-            month = utc.getMonthValue();
-            day = utc.getDayOfMonth();
-            hour = utc.getHour();
-            minute = utc.getMinute();
-        }
-        StringBuilder out = new StringBuilder(26);
-        pad(out, year, 4).append('-');
-        pad(out, month, 2).append('-');
-        pad(out, day, 2).append(' ');
-        pad(out, hour, 2).append(':');
-        pad(out, minute, 2).append(':');
-        pad(out, second, 2).append('.');
-        return pad(out, micros, 6).toString();
+        LocalDateTime local = LocalDateTime.of(year, month, day, hour, minute, second);
+        LocalDateTime utc = offsetMinutes == 0 ? local : local.minusMinutes(offsetMinutes);
+        if (utc.getYear() < 1 || utc.getYear() > 9999) return NO_TIME;
+        return utc.toEpochSecond(ZoneOffset.UTC) * 1000000L + micros;
     }
 
     static boolean isDigit(char c) {
@@ -344,12 +358,6 @@ public class ParseEvent implements UDF1 {
     static int daysIn(int year, int month) {
         if (month == 2) return (year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)) ? 29 : 28;
         return month == 4 || month == 6 || month == 9 || month == 11 ? 30 : 31;
-    }
-
-    static StringBuilder pad(StringBuilder out, int value, int width) {
-        String digits = Integer.toString(value);
-        for (int i = digits.length(); i < width; i++) out.append('0');
-        return out.append(digits);
     }
 
     /** Python's repr of a string, as the reasons have always quoted names. */

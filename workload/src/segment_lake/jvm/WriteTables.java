@@ -1,5 +1,5 @@
 // Writes every table of a run in one Spark job: each task takes rows sorted by (table, partition),
-// casts each row's kind-tagged fields (see ParseEvent.java) to its table's column types, and writes
+// casts each row's fields (see FieldCodec.java) to its table's column types, and writes
 // one Parquet file after another through Spark's own Parquet writer, so the number of jobs does not
 // grow with the number of tables. Values that cannot be cast without loss become NULL and go to a
 // discards file. Returns one line per file written: kind, table, partition, path, rows (tab-separated).
@@ -9,8 +9,6 @@ package segmentlake;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
-import java.time.LocalDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -30,7 +28,6 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.util.ArrayData;
-import org.apache.spark.sql.catalyst.util.MapData;
 import org.apache.spark.sql.execution.datasources.OutputWriter;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetOutputWriter;
@@ -38,7 +35,6 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetWriteSupport$;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.StructType;
-import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.UTF8String;
 
 public class WriteTables implements FlatMapFunction {
@@ -47,7 +43,6 @@ public class WriteTables implements FlatMapFunction {
     static final int STRING = 0, BIGINT = 1, DECIMAL = 2, BOOLEAN = 3, TIMESTAMP = 4;
     static final String[] TYPE_NAMES = {"string", "bigint", "decimal(38,6)", "boolean", "timestamp"};
     static final String[] JSON_TYPES = {"string", "long", "decimal(38,6)", "boolean", "timestamp"};  // Spark's names
-    static final byte TIMESTAMP_SEPARATOR = 0x1f;
     static final String DISCARDS_SCHEMA = "{\"type\":\"struct\",\"fields\":["
         + "{\"name\":\"table_name\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
         + "{\"name\":\"column_name\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
@@ -229,21 +224,20 @@ public class WriteTables implements FlatMapFunction {
                 InternalRow discard = parsed.getStruct(i, 3);
                 discard(row, discard.getUTF8String(0), discard.getUTF8String(1), discard.getUTF8String(2));
             }
-            MapData fields = row.getMap(FIELDS);
-            ArrayData keys = fields.keyArray(), texts = fields.valueArray();
-            for (int i = 0; i < fields.numElements(); i++) {
-                if (texts.isNullAt(i)) continue;
-                UTF8String column = keys.getUTF8String(i), text = texts.getUTF8String(i);
+            FieldCodec.Reader fields = new FieldCodec.Reader(row.getBinary(FIELDS));
+            while (fields.next()) {
+                if (fields.kind == FieldCodec.NULL) continue;
+                UTF8String column = fields.column();
                 Integer position = (Integer) current.index.get(column);
                 if (reserved.contains(column)) {
-                    discard(row, column, original(text), UTF8String.fromString("column name is a partition key of the table"));
+                    discard(row, column, fields.original(), UTF8String.fromString("column name is a partition key of the table"));
                 } else if (position == null) {  // the schema is inferred from these rows: a bug, not data
                     throw new IllegalStateException("column " + column + " is not in the schema of " + current.name);
                 } else {
                     int type = current.types[position.intValue()];
-                    Object value = cast(text, type);
+                    Object value = cast(fields, type);
                     if (value == null) {
-                        discard(row, column, original(text), UTF8String.fromString(
+                        discard(row, column, fields.original(), UTF8String.fromString(
                             "cannot be stored in a " + TYPE_NAMES[type] + " column without loss"));
                     }
                     values[position.intValue()] = value;
@@ -292,35 +286,16 @@ public class WriteTables implements FlatMapFunction {
         throw new IllegalArgumentException("unsupported column type " + type);
     }
 
-    /** The text after the kind; for a timestamp, its original spelling. */
-    static UTF8String original(UTF8String value) {
-        byte kind = byteAt(value, 0);
-        int start = 1;
-        if (kind == 't') start = separator(value) + 1;
-        return bytes(value, start, value.numBytes());
-    }
-
-    static byte byteAt(UTF8String value, int index) {
-        return Platform.getByte(value.getBaseObject(), value.getBaseOffset() + index);
-    }
-
-    static int separator(UTF8String value) {
-        for (int i = 1; i < value.numBytes(); i++) if (byteAt(value, i) == TIMESTAMP_SEPARATOR) return i;
-        throw new IllegalStateException("timestamp value without its original text");
-    }
-
-    static UTF8String bytes(UTF8String value, int start, int end) {
-        return UTF8String.fromAddress(value.getBaseObject(), value.getBaseOffset() + start, end - start);
-    }
-
-    /** ``value`` (kind-tagged) as ``type``, or null when that loses information. */
-    static Object cast(UTF8String value, int type) {
-        byte kind = byteAt(value, 0);
-        if (type == STRING) return original(value);
-        String text = bytes(value, 1, value.numBytes()).toString();
+    /** The current field of ``fields`` as ``type``, or null when that loses information. */
+    static Object cast(FieldCodec.Reader fields, int type) {
+        byte kind = fields.kind;
+        if (type == STRING) return fields.original();
+        if (type == TIMESTAMP) return kind == FieldCodec.TIME ? Long.valueOf(fields.number) : null;
+        if (type == BIGINT && kind == FieldCodec.INTEGER) return Long.valueOf(fields.number);
+        if (type == BOOLEAN && kind == FieldCodec.BOOLEAN) return Boolean.valueOf(fields.number == 1);
+        String text = fields.original().toString();
         if (type == BIGINT) {
-            if (kind == 'i') return Long.valueOf(Long.parseLong(text));
-            if (kind != 'd' && kind != 's') return null;
+            if (kind != FieldCodec.DECIMAL && kind != FieldCodec.STRING) return null;
             BigDecimal number = decimal(text);
             if (number == null) return null;
             BigDecimal exact = number.setScale(6, RoundingMode.HALF_UP);  // as decimal(38,6) would hold it
@@ -329,20 +304,15 @@ public class WriteTables implements FlatMapFunction {
             return Long.valueOf(whole.longValueExact());
         }
         if (type == DECIMAL) {
-            if (kind != 'i' && kind != 'd' && kind != 's') return null;
+            if (kind != FieldCodec.INTEGER && kind != FieldCodec.DECIMAL && kind != FieldCodec.STRING) return null;
             BigDecimal number = decimal(text);
             if (number == null) return null;
             Decimal decimal = Decimal.apply(number);
             return decimal.changePrecision(38, 6) ? decimal : null;
         }
-        if (type == BOOLEAN) {
-            if (kind == 'b') return Boolean.valueOf(text.equals("true"));
-            if (kind != 's') return null;
-            String word = stripSpaces(text).toLowerCase(java.util.Locale.ROOT);
-            return word.equals("true") ? Boolean.TRUE : word.equals("false") ? Boolean.FALSE : null;
-        }
-        if (kind != 't') return null;
-        return Long.valueOf(micros(text.substring(0, text.indexOf('\u001f'))));
+        if (kind != FieldCodec.STRING) return null;  // a boolean column takes true/false words
+        String word = stripSpaces(text).toLowerCase(java.util.Locale.ROOT);
+        return word.equals("true") ? Boolean.TRUE : word.equals("false") ? Boolean.FALSE : null;
     }
 
     /** A number as Spark reads one from text (Java's trim, then BigDecimal), or null. */
@@ -359,14 +329,6 @@ public class WriteTables implements FlatMapFunction {
         while (start < end && text.charAt(start) == ' ') start++;
         while (end > start && text.charAt(end - 1) == ' ') end--;
         return text.substring(start, end);
-    }
-
-    /** Microseconds since the epoch of a UTC "yyyy-MM-dd HH:mm:ss.ffffff". */
-    static long micros(String utc) {
-        LocalDateTime moment = LocalDateTime.of(Integer.parseInt(utc.substring(0, 4)), Integer.parseInt(utc.substring(5, 7)),
-            Integer.parseInt(utc.substring(8, 10)), Integer.parseInt(utc.substring(11, 13)),
-            Integer.parseInt(utc.substring(14, 16)), Integer.parseInt(utc.substring(17, 19)));
-        return moment.toEpochSecond(ZoneOffset.UTC) * 1000000L + Integer.parseInt(utc.substring(20, 26));
     }
 
     static String quote(String text) {

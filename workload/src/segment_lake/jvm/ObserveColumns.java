@@ -1,0 +1,126 @@
+// Type inference's one pass over a run: for every (table, column), the kinds of value seen (see
+// FieldCodec) and where the column was first seen (earliest receivedAt, then messageId, then key
+// position), so that new columns are appended in a stable order. Each task folds its rows into a
+// small summary; the driver merges the summaries. Compiled at run time by Janino: Java 7 syntax.
+package segmentlake;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.api.java.function.FlatMapFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.catalyst.InternalRow;
+
+public class ObserveColumns implements FlatMapFunction {
+    // The input row: table, messageId, receivedAt, fields.
+    static final int TABLE = 0, MESSAGE_ID = 1, RECEIVED_AT = 2, FIELDS = 3;
+
+    /** What one (table, column) looked like over some rows. */
+    static final class Seen {
+        final String table, column;
+        String kinds = "";  // the kinds seen, one letter each (JSON null is not a kind)
+        long receivedAt;
+        String messageId;
+        int position;
+
+        Seen(String table, String column, long receivedAt, String messageId, int position) {
+            this.table = table;
+            this.column = column;
+            this.receivedAt = receivedAt;
+            this.messageId = messageId;
+            this.position = position;
+        }
+
+        void kind(byte kind) {
+            if (kind != FieldCodec.NULL && kinds.indexOf(kind) < 0) kinds += (char) kind;
+        }
+
+        void merge(Seen other) {
+            for (int i = 0; i < other.kinds.length(); i++) kind((byte) other.kinds.charAt(i));
+            if (other.before(receivedAt, messageId, position)) {
+                receivedAt = other.receivedAt;
+                messageId = other.messageId;
+                position = other.position;
+            }
+        }
+
+        /** As sent from a task to the driver (plain values: the driver loads these classes apart). */
+        Object[] values() {
+            return new Object[] {table, column, kinds, Long.valueOf(receivedAt), messageId, Integer.valueOf(position)};
+        }
+
+        static Seen of(Object[] values) {
+            Seen seen = new Seen((String) values[0], (String) values[1], ((Long) values[3]).longValue(), (String) values[4],
+                                 ((Integer) values[5]).intValue());
+            seen.kinds = (String) values[2];
+            return seen;
+        }
+
+        boolean before(long at, String id, int index) {
+            if (receivedAt != at) return receivedAt < at;
+            int order = messageId.compareTo(id);
+            return order != 0 ? order < 0 : position < index;
+        }
+    }
+
+    /** [[table, column, kinds, receivedAt micros, messageId, position]] over ``events`` (table,
+     *  _message_id, _received_at, fields), as JSON. */
+    public static String observe(Dataset events) throws java.io.IOException {
+        List partials = events.queryExecution().toRdd().toJavaRDD().mapPartitions(new ObserveColumns()).collect();
+        Map merged = new HashMap();
+        for (int i = 0; i < partials.size(); i++) {
+            Seen seen = Seen.of((Object[]) partials.get(i));
+            String key = seen.table + "\u0000" + seen.column;
+            Seen known = (Seen) merged.get(key);
+            if (known == null) merged.put(key, seen);
+            else known.merge(seen);
+        }
+        List out = new ArrayList();
+        Iterator all = merged.values().iterator();
+        while (all.hasNext()) {
+            out.add(((Seen) all.next()).values());
+        }
+        return new ObjectMapper().writeValueAsString(out);
+    }
+
+    public Iterator call(Object input) {
+        Iterator rows = (Iterator) input;
+        Map seen = new HashMap();  // table -> (column bytes -> Seen)
+        while (rows.hasNext()) {
+            InternalRow row = (InternalRow) rows.next();
+            String table = row.getUTF8String(TABLE).toString();
+            Map columns = (Map) seen.get(table);
+            if (columns == null) {
+                columns = new HashMap();
+                seen.put(table, columns);
+            }
+            long receivedAt = row.getLong(RECEIVED_AT);
+            String messageId = null;
+            FieldCodec.Reader fields = new FieldCodec.Reader(row.getBinary(FIELDS));
+            for (int position = 0; fields.next(); position++) {
+                Object column = fields.column();
+                Seen known = (Seen) columns.get(column);
+                if (messageId == null) messageId = row.getUTF8String(MESSAGE_ID).toString();
+                if (known == null) {
+                    known = new Seen(table, column.toString(), receivedAt, messageId, position);
+                    columns.put(((org.apache.spark.unsafe.types.UTF8String) column).clone(), known);
+                } else if (!known.before(receivedAt, messageId, position)) {
+                    known.receivedAt = receivedAt;
+                    known.messageId = messageId;
+                    known.position = position;
+                }
+                known.kind(fields.kind);
+            }
+        }
+        List out = new ArrayList();
+        Iterator tables = seen.values().iterator();
+        while (tables.hasNext()) {
+            Iterator columns = ((Map) tables.next()).values().iterator();
+            while (columns.hasNext()) out.add(((Seen) columns.next()).values());
+        }
+        return out.iterator();
+    }
+}
