@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from segment_lake.catalog import table_columns
 from segment_lake.catalog.glue import GlueCatalog
 from segment_lake.catalog.local import LocalCatalog
 from segment_lake.settings import SyncSettings
@@ -37,7 +38,7 @@ class Lake:
         return LakeStorage(self.spark)
 
     def columns(self, table):
-        return self.catalog.table_columns(self.database, table)
+        return table_columns(self.catalog, self.database, table)
 
     def location(self, table):
         segment_type = table[len(self.table_prefix):]

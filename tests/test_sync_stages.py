@@ -8,7 +8,7 @@ from segment_lake.dedup import duplicate_rows
 from segment_lake.parse import ENCODE, parse_lines, register_codec
 from segment_lake.route import partition_keys
 from segment_lake.storage import LakeStorage, join
-from segment_lake.write import DATA, DISCARDS, publish, write_tables
+from segment_lake.write import DATA, DISCARDS, LANDED, publish, write_tables
 
 
 # the parse stage's rows, with the fields as a map of kind-tagged text (encoded as the parser does)
@@ -24,7 +24,7 @@ def _write(spark, tmp_path, rows, columns, max_records_per_file=100):
                      F.expr(f"{ENCODE}(fields)").alias("fields"), "discards"))
     written = write_tables(frame, columns, ["day"], f"file://{tmp_path}/stage", max_records_per_file)
     read = {kind: [r.asDict() for f in written if f.kind == kind for r in spark.read.parquet(f.uri).collect()]
-            for kind in (DATA, DISCARDS)}
+            for kind in (DATA, DISCARDS, LANDED)}
     return written, read
 
 
@@ -66,6 +66,7 @@ def test_the_writer_discards_what_does_not_fit_and_splits_tables_and_partitions(
     assert discards == sorted([("a", "day", f"m{i}", "Monday", "column name is a partition key of the table") for i in range(5)]
                               + [("a", "k", "m5", "1", "parse reason"),
                                  ("a", "x", "m5", "x", "cannot be stored in a bigint column without loss")])
+    assert sorted((r["message_id"], r["received_at"]) for r in read[LANDED]) == [(f"m{i}", t) for i in range(7)]
 
 
 def _ids(spark, rows):
@@ -111,6 +112,7 @@ def test_publish_renames_per_run_and_a_redo_replaces_a_crashed_attempt(spark, tm
     target = f"file://{tmp_path}/table"
     for attempt in range(2):
         written, _ = _write(spark, tmp_path / f"attempt{attempt}", rows, {"t": [("n", "bigint")]}, max_records_per_file=3)
+        written = [f for f in written if f.kind == DATA]
         if attempt == 1:
             written = written[:2]  # the redo writes fewer files than the crashed attempt left
         publish(storage, written, lambda f: join(target, f.partition), "run-1", redo=attempt == 1)
@@ -140,7 +142,7 @@ def test_glue_adds_only_missing_partitions_in_batches(glue_client):
     table = glue_client.get_table(DatabaseName="batches", Name="t")["Table"]
     assert table["StorageDescriptor"]["Location"] == "s3://b/segment-data/data/s/segment_type=t"
     catalog.add_columns("batches", "t", [("b", "string")])
-    assert catalog.table_columns("batches", "t") == [("a", "bigint"), ("b", "string")]
+    assert catalog.tables_columns("batches", ["t", "u"]) == {"t": [("a", "bigint"), ("b", "string")], "u": None}
 
 
 def test_a_denied_catalog_call_is_reported_as_insufficient_permissions(spark, tmp_path):

@@ -1,8 +1,10 @@
-"""The sync's Java classes (``jvm/*.java``), compiled when a session first needs them and loaded
+"""The sync's Java classes (``jvm/*.java``), compiled once per version of the sources and loaded
 into Spark's JVM, so that events are parsed, inferred and written without passing through Python.
 
 Janino, which Spark ships for its own code generation, compiles all the sources together (they
-use each other); the classes go to the session as one jar, so they also run on every executor.
+use each other) in a short-lived JVM of its own, before Spark starts: a local session then has the
+classes on its class path from the start (its file system is one of them), and a session started
+by spark-submit adds the jar, which also ships it to every executor.
 """
 from __future__ import annotations
 
@@ -23,30 +25,52 @@ def _sources() -> dict[str, str]:
             if entry.name.endswith(".java")}
 
 
-def _compiled_jar(spark: SparkSession) -> str:
-    """Every class of ``jvm/*.java`` in one jar, compiled once per version of the sources."""
+def _spark_jars() -> str:
+    from pyspark.find_spark_home import _find_spark_home
+
+    return os.path.join(_find_spark_home(), "jars")
+
+
+def compiled_jar() -> str:
+    """The jar of every class of ``jvm/*.java``; compiled when this version of the sources has no jar yet."""
     sources = _sources()
     digest = hashlib.sha256("\0".join(f"{name}\0{text}" for name, text in sources.items()).encode()).hexdigest()[:16]
     jar = os.path.join(tempfile.gettempdir(), f"segment-lake-{os.getuid()}-{digest}.jar")
-    if os.path.exists(jar):
-        return jar
-    jvm = spark.sparkContext._jvm
-    resource = jvm.org.codehaus.commons.compiler.util.resource
-    compiler = jvm.org.codehaus.janino.Compiler()
-    compiler.setIClassLoader(jvm.org.codehaus.janino.ClassLoaderIClassLoader(
-        jvm.java.lang.Thread.currentThread().getContextClassLoader()))
-    classes = jvm.java.util.HashMap()
-    compiler.setClassFileCreator(resource.MapResourceCreator(classes))
-    units = spark.sparkContext._gateway.new_array(resource.Resource, len(sources))
-    for index, (name, text) in enumerate(sources.items()):
-        units[index] = resource.StringResource(f"{PACKAGE}/{name}", text)
-    compiler.compile(units)
-    partial = f"{jar}.{os.getpid()}"
-    with zipfile.ZipFile(partial, "w") as archive:
-        for path, code in classes.items():
-            archive.writestr(path, bytes(code))
-    os.replace(partial, jar)  # atomic: a concurrent sync sees no half-written jar
+    if not os.path.exists(jar):
+        classes = _compile(sources)
+        partial = f"{jar}.{os.getpid()}"
+        with zipfile.ZipFile(partial, "w") as archive:
+            for path, code in sorted(classes.items()):
+                archive.writestr(path, code)
+        os.replace(partial, jar)  # atomic: a concurrent sync sees no half-written jar
     return jar
+
+
+def _compile(sources: dict[str, str]) -> dict[str, bytes]:
+    """Class file path -> bytes, compiled by Janino in a JVM with Spark's jars on its class path."""
+    from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
+    from py4j.protocol import Py4JJavaError
+
+    port = launch_gateway(classpath=os.path.join(_spark_jars(), "*"), die_on_exit=True)
+    gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port))
+    try:
+        jvm = gateway.jvm
+        resource = jvm.org.codehaus.commons.compiler.util.resource
+        compiler = jvm.org.codehaus.janino.Compiler()
+        compiler.setIClassLoader(jvm.org.codehaus.janino.ClassLoaderIClassLoader(
+            jvm.java.lang.Thread.currentThread().getContextClassLoader()))
+        classes = jvm.java.util.HashMap()
+        compiler.setClassFileCreator(resource.MapResourceCreator(classes))
+        units = gateway.new_array(resource.Resource, len(sources))
+        for index, (name, text) in enumerate(sources.items()):
+            units[index] = resource.StringResource(f"{PACKAGE}/{name}", text)
+        try:
+            compiler.compile(units)
+        except Py4JJavaError as error:  # read the message while the JVM lives
+            raise RuntimeError(f"the sync's Java sources do not compile: {error.java_exception.getMessage()}") from None
+        return {path: bytes(code) for path, code in classes.items()}
+    finally:
+        gateway.shutdown()
 
 
 def load_class(spark: SparkSession, name: str):
@@ -56,5 +80,5 @@ def load_class(spark: SparkSession, name: str):
     try:
         return loader.loadClass(qualified)
     except Exception:  # py4j wraps ClassNotFoundException
-        spark.sql(f"ADD JAR '{_compiled_jar(spark)}'")  # also puts the classes on this thread's class loader
+        spark.sql(f"ADD JAR '{compiled_jar()}'")  # also puts the classes on this thread's class loader
         return spark.sparkContext._jvm.java.lang.Thread.currentThread().getContextClassLoader().loadClass(qualified)

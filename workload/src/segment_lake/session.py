@@ -8,6 +8,8 @@ from urllib.parse import urlparse
 
 from pyspark.sql import SparkSession
 
+from .jvm_code import compiled_jar
+
 
 def metastore_dir(lake_uri: str) -> str:
     return os.path.join(urlparse(lake_uri).path, "segment-data", "metastore")
@@ -26,6 +28,9 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         cores = os.environ.get("SEGMENT_LAKE_CORES", "*")
         builder = (builder.master(f"local[{cores}]")
+                   # the sync's classes, from the start: the local file system below is one of them
+                   .config("spark.driver.extraClassPath", compiled_jar())
+                   .config("spark.hadoop.fs.file.impl", "segmentlake.LocalFileSystem")
                    .config("spark.ui.enabled", "false")
                    .config("spark.sql.shuffle.partitions", os.environ.get("SEGMENT_LAKE_SHUFFLE_PARTITIONS", "8"))
                    .config("spark.driver.memory", os.environ.get("SEGMENT_LAKE_DRIVER_MEMORY", "2g")))

@@ -43,9 +43,11 @@ class LakeStorage:
     def __init__(self, spark: SparkSession) -> None:
         self._jvm = spark.sparkContext._jvm
         self._conf = spark.sparkContext._jsc.hadoopConfiguration()
+        # resolved once: py4j looks up every dotted name on the whole class path, each time
+        self._path_class = self._jvm.org.apache.hadoop.fs.Path
 
     def _path(self, uri: str):
-        return self._jvm.org.apache.hadoop.fs.Path(uri)
+        return self._path_class(uri)
 
     def _fs(self, uri: str):
         return self._path(uri).getFileSystem(self._conf)

@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from . import write
-from .catalog import Catalog
+from .catalog import Catalog, TableChange
 from .dedup import DEDUP_WINDOW_DAYS, duplicate_rows
 from .discover import new_files, read_lines
 from .errors import InvalidSettings, classify
@@ -111,15 +111,13 @@ class Sync:
             partitions=sorted(partitions[table]), new_columns=list(schema.new_columns),
             is_new=existing[table] is None) for table, schema in schemas.items()]
         self.progress(f"write: {len(schemas)} tables, {result.discarded_value_count} discarded values")
-        self._write_landed(accepted, manifest.run_id)
-        for table, schema in schemas.items():
-            new = [(name, kind) for name, kind in schema.columns if name in schema.new_columns]
-            self._register(table, list(schema.columns), new, self.keys,
-                           [tuple(v.split("=", 1)[1] for v in p.split("/")) for p in sorted(partitions[table])],
-                           self._table_location(table))
+        changes = [TableChange(table, schema.columns, tuple(self.keys),
+                               tuple(tuple(v.split("=", 1)[1] for v in p.split("/")) for p in sorted(partitions[table])),
+                               self._table_location(table)) for table, schema in schemas.items()]
         if result.discarded_value_count:
-            self._register(self.settings.table_prefix + DISCARDS_TABLE, DISCARD_COLUMNS, [],
-                           ["run_id"], [(manifest.run_id,)], self._discards_location())
+            changes.append(TableChange(self.settings.table_prefix + DISCARDS_TABLE, tuple(DISCARD_COLUMNS), ("run_id",),
+                                       ((manifest.run_id,),), self._discards_location()))
+        self.catalog.register(self.settings.database, changes)
         self.progress("catalog: up to date")
         self.state.finish(manifest)
         self.progress(f"state: {len(manifest.files)} files processed by run {manifest.run_id}")
@@ -145,7 +143,7 @@ class Sync:
         """Each table's schema (catalog columns plus this run's new ones), and the catalog's columns."""
         observed = observed_columns(accepted)
         self.catalog.ensure_database(self.settings.database)
-        existing = {table: self.catalog.table_columns(self.settings.database, table) for table in sorted(observed)}
+        existing = self.catalog.tables_columns(self.settings.database, sorted(observed))
         schemas = {table: plan_schema(existing[table], [o for o in observed[table] if o[0] not in self.keys])
                    for table in sorted(observed)}
         self.progress(f"infer: {len(schemas)} tables")
@@ -159,8 +157,9 @@ class Sync:
             accepted, {table: list(schema.columns) for table, schema in schemas.items()}, self.keys, stage,
             self.settings.max_records_per_file)
         discards = join(self._discards_location(), f"run_id={run_id}")
-        write.publish(self.storage, written, lambda f: discards if f.kind == write.DISCARDS
-                      else join(self._table_location(f.table), f.partition), run_id, redo)
+        targets = {write.DISCARDS: discards, write.LANDED: self.state.landed_run_uri(run_id)}
+        write.publish(self.storage, written, lambda f: targets.get(f.kind) or join(self._table_location(f.table), f.partition),
+                      run_id, redo)
         self.storage.delete(stage, recursive=True)
         return written
 
@@ -204,23 +203,6 @@ class Sync:
 
     def _discards_location(self) -> str:
         return join(self.lake, "segment-data", "discards", self.settings.source_id)
-
-    def _write_landed(self, accepted: DataFrame, run_id: str) -> None:
-        (accepted.select(F.col("_message_id").alias("message_id"), F.col("_received_at").alias("received_at"))
-         .repartition(1).sortWithinPartitions("received_at")  # one sorted file: statistics skip it by time
-         .write.mode("overwrite").parquet(self.state.landed_run_uri(run_id)))
-
-    def _register(self, table, columns, new_columns, keys, partitions, location) -> None:
-        database = self.settings.database
-        existing = self.catalog.table_columns(database, table)
-        if existing is None:
-            self.catalog.create_table(database, table, columns, keys, location)
-        else:
-            known = {name for name, _ in existing}
-            appended = [(n, t) for n, t in (new_columns or columns) if n not in known]
-            if appended:
-                self.catalog.add_columns(database, table, appended)
-        self.catalog.add_partitions(database, table, keys, partitions, location)
 
     def _report(self, result: RunResult) -> None:
         result.finish_time = datetime.now(timezone.utc)

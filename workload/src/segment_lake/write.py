@@ -20,14 +20,14 @@ from pyspark.sql import DataFrame
 from .jvm_code import load_class
 from .storage import LakeStorage, join
 
-DATA, DISCARDS = "data", "discards"
+DATA, DISCARDS, LANDED = "data", "discards", "landed"
 
 
 @dataclass(frozen=True)
 class WrittenFile:
-    kind: str  # DATA or DISCARDS
-    table: str | None
-    partition: str | None  # e.g. day=2024-01-02/hr=03
+    kind: str  # DATA, DISCARDS or LANDED (the messageId and receivedAt of the data rows)
+    table: str | None  # DATA only
+    partition: str | None  # DATA only; e.g. day=2024-01-02/hr=03
     uri: str
     rows: int
 
@@ -37,7 +37,7 @@ def write_tables(events: DataFrame, columns: dict[str, list[tuple[str, str]]], k
     """Write ``events`` (table, partition, _message_id, _received_at, fields, discards) as Parquet
     below ``stage_uri``, each table with its ``columns`` (name, type) in order, one task per partition
     of ``events``. Values named like a partition key (``keys``), and values their column's type
-    cannot hold without loss, go to discards files."""
+    cannot hold without loss, go to discards files; each task writes a landed file of its data rows."""
     spark = events.sparkSession
     rows = (events.select("table", "partition", "_message_id", "_received_at", "fields", "discards")
             .sortWithinPartitions("table", "partition"))
@@ -48,8 +48,8 @@ def write_tables(events: DataFrame, columns: dict[str, list[tuple[str, str]]], k
     written = []
     for line in listing.splitlines():
         kind, table, partition_path, uri, count = line.split("\t")
-        written.append(WrittenFile(kind, None if kind == DISCARDS else table,
-                                   None if kind == DISCARDS else partition_path, uri, int(count)))
+        written.append(WrittenFile(kind, table if kind == DATA else None, partition_path if kind == DATA else None,
+                                   uri, int(count)))
     return written
 
 

@@ -1,23 +1,37 @@
-"""Where tables are registered: Spark's own Hive metastore (local) or the AWS Glue Data Catalog."""
+"""Where tables are registered: Spark's own Hive metastore (local) or the AWS Glue Data Catalog.
+
+A run reads and registers all its tables in one call each, so its cost in the catalog grows with
+the number of tables by milliseconds, not by round trips of seconds."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 
-class Catalog(Protocol):
-    def table_columns(self, database: str, table: str) -> list[tuple[str, str]] | None:
-        """Data columns (name, type) in order, or None when the table does not exist."""
+@dataclass(frozen=True)
+class TableChange:
+    """What a run registers for one table: its columns in order (the catalog appends those it lacks;
+    it never reorders or retypes one), its partition keys (strings), the partitions the run wrote
+    (values in key order) and the table's location."""
 
+    table: str
+    columns: tuple[tuple[str, str], ...]
+    keys: tuple[str, ...]
+    partitions: tuple[tuple[str, ...], ...]
+    location: str
+
+
+class Catalog(Protocol):
     def ensure_database(self, database: str) -> bool:
         """Create the database when missing; True when it was created."""
 
-    def create_table(self, database: str, table: str, columns: list[tuple[str, str]], partition_keys: list[str],
-                     location: str) -> None:
-        """An EXTERNAL Parquet table partitioned by ``partition_keys`` (strings)."""
+    def tables_columns(self, database: str, tables: list[str]) -> dict[str, list[tuple[str, str]] | None]:
+        """Each table's data columns (name, type) in order, or None when the table does not exist."""
 
-    def add_columns(self, database: str, table: str, columns: list[tuple[str, str]]) -> None:
-        """Append columns at the end; existing columns are never reordered or retyped."""
+    def register(self, database: str, changes: list[TableChange]) -> None:
+        """Create the missing tables (EXTERNAL, Parquet), append the columns they lack and add the
+        partitions they lack."""
 
-    def add_partitions(self, database: str, table: str, partition_keys: list[str],
-                       partitions: list[tuple[str, ...]], location: str) -> int:
-        """Register the partitions that are missing (values in key order); returns how many were added."""
+
+def table_columns(catalog: Catalog, database: str, table: str) -> list[tuple[str, str]] | None:
+    return catalog.tables_columns(database, [table])[table]

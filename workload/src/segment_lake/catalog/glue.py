@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from ..route import partition_path
+from . import TableChange
 
 PARQUET_STORAGE = {
     "InputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
@@ -34,12 +35,29 @@ class GlueCatalog:
         self.glue = client
         self._catalog = {"CatalogId": catalog_id} if catalog_id else {}
 
-    def table_columns(self, database, table):
+    def tables_columns(self, database, tables):
+        """One get_tables page per 100 tables of the database, instead of one call per table."""
+        found = {}
         try:
-            found = self.glue.get_table(DatabaseName=database, Name=table, **self._catalog)["Table"]
-        except self.glue.exceptions.EntityNotFoundException:
-            return None
-        return [(c["Name"], c["Type"]) for c in found["StorageDescriptor"]["Columns"]]
+            for page in self.glue.get_paginator("get_tables").paginate(DatabaseName=database, **self._catalog):
+                for table in page["TableList"]:
+                    found[table["Name"]] = [(c["Name"], c["Type"]) for c in table["StorageDescriptor"]["Columns"]]
+        except self.glue.exceptions.EntityNotFoundException:  # no database yet
+            pass
+        return {table: found.get(table) for table in tables}
+
+    def register(self, database, changes: list[TableChange]):
+        existing = self.tables_columns(database, [c.table for c in changes])
+        for change in changes:
+            columns = existing[change.table]
+            if columns is None:
+                self.create_table(database, change.table, list(change.columns), list(change.keys), change.location)
+            else:
+                known = {name for name, _ in columns}
+                appended = [(n, t) for n, t in change.columns if n not in known]
+                if appended:
+                    self.add_columns(database, change.table, appended)
+            self.add_partitions(database, change.table, list(change.keys), list(change.partitions), change.location)
 
     def ensure_database(self, database):
         try:

@@ -2,7 +2,9 @@
 // casts each row's fields (see FieldCodec.java) to its table's column types, and writes
 // one Parquet file after another through Spark's own Parquet writer, so the number of jobs does not
 // grow with the number of tables. Values that cannot be cast without loss become NULL and go to a
-// discards file. Returns one line per file written: kind, table, partition, path, rows (tab-separated).
+// discards file. Each task also writes the messageId and receivedAt of the rows it wrote to a
+// landed file (the dedup index of later runs). Returns one line per file written: kind, table,
+// partition, path, rows (tab-separated).
 // Compiled at run time by Janino (shipped with Spark), so: Java 7 syntax, raw collections.
 package segmentlake;
 
@@ -50,6 +52,9 @@ public class WriteTables implements FlatMapFunction {
         + "{\"name\":\"received_at\",\"type\":\"timestamp\",\"nullable\":true,\"metadata\":{}},"
         + "{\"name\":\"value\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
         + "{\"name\":\"reason\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}]}";
+    static final String LANDED_SCHEMA = "{\"type\":\"struct\",\"fields\":["
+        + "{\"name\":\"message_id\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
+        + "{\"name\":\"received_at\",\"type\":\"timestamp\",\"nullable\":true,\"metadata\":{}}]}";
 
     final Map columns;  // table -> list of [column, type name] in table order
     final Map settings;  // Hadoop and Parquet settings, prepared on the driver
@@ -194,7 +199,7 @@ public class WriteTables implements FlatMapFunction {
         final int partitionId, attempt;
         final Map tables = new HashMap();
         final List written = new ArrayList();
-        Output data, discards;
+        Output data, discards, landed;
         UTF8String table, partition;
         Table current;
         int files;
@@ -244,6 +249,15 @@ public class WriteTables implements FlatMapFunction {
                 }
             }
             data.write(new GenericInternalRow(values));
+            if (landed == null) {
+                landed = new Output("landed", null, null, stage + "/landed/" + prefix + (files++) + ".snappy.parquet",
+                                    (StructType) DataType.fromJson(LANDED_SCHEMA), hadoop, partitionId, attempt);
+            }
+            landed.write(new GenericInternalRow(new Object[] {row.getUTF8String(MESSAGE_ID), receivedAt(row)}));
+        }
+
+        Object receivedAt(InternalRow row) {
+            return row.isNullAt(RECEIVED_AT) ? null : Long.valueOf(row.getLong(RECEIVED_AT));
         }
 
         void discard(InternalRow row, UTF8String column, UTF8String value, UTF8String reason) {
@@ -251,9 +265,8 @@ public class WriteTables implements FlatMapFunction {
                 discards = new Output("discards", null, null, stage + "/discards/" + prefix + (files++) + ".snappy.parquet",
                                       (StructType) DataType.fromJson(DISCARDS_SCHEMA), hadoop, partitionId, attempt);
             }
-            Object receivedAt = row.isNullAt(RECEIVED_AT) ? null : Long.valueOf(row.getLong(RECEIVED_AT));
             discards.write(new GenericInternalRow(new Object[] {
-                UTF8String.fromString(current.name), column, row.getUTF8String(MESSAGE_ID), receivedAt, value, reason}));
+                UTF8String.fromString(current.name), column, row.getUTF8String(MESSAGE_ID), receivedAt(row), value, reason}));
         }
 
         Table table(String name) {
@@ -270,7 +283,8 @@ public class WriteTables implements FlatMapFunction {
         void closeAll() {
             if (data != null) written.add(data.close());
             if (discards != null) written.add(discards.close());
-            data = discards = null;
+            if (landed != null) written.add(landed.close());
+            data = discards = landed = null;
         }
 
         void abort() {
