@@ -101,3 +101,28 @@ def test_glue_catalog_from_the_command_line(tmp_path, aws_endpoint, glue_client)
     tables = {t["Name"] for t in glue_client.get_tables(DatabaseName="cli_glue")["TableList"]}
     assert {"identify", "track_order_completed", "segment_discards"} <= tables
     assert not (tmp_path / "lake" / "segment-data" / "metastore").exists()
+
+
+def test_a_jvm_out_of_memory_is_named_and_the_failed_report_written(tmp_path):
+    import gzip
+
+    # one 400 MB line cannot be read into a 512 MB heap: the JVM dies while parsing
+    day = tmp_path / "input" / "1704153600000"
+    day.mkdir(parents=True)
+    with gzip.open(day / "huge.gz", "wb", compresslevel=1) as out:
+        out.write(b'{"type":"identify","messageId":"m","receivedAt":"2024-01-02T00:00:00Z","traits":{"x":"')
+        for _ in range(400):
+            out.write(b"x" * 2**20)
+        out.write(b'"}}\n')
+    result = run("sync", "--source-id", "big", "--input", "input", "--lake", "lake", "--driver-memory", "512m",
+                 cwd=tmp_path)
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("segment-lake: error (internal): Spark's JVM ran out of memory "
+                           "(java.lang.OutOfMemoryError) with a 512m heap: run again with a larger --driver-memory"), last
+    [report] = (tmp_path / "lake" / "segment-data" / "reports").rglob("report.json")
+    source = json.loads(report.read_text().splitlines()[0])
+    assert source["status"] == "failed" and source["error_code"] == "internal"
+    assert source["error"].startswith("Spark's JVM ran out of memory")
+    pending = json.loads((tmp_path / "lake" / "segment-data" / "state" / "big" / "pending.json").read_text())
+    assert [Path(f).name for f in pending["files"]] == ["huge.gz"]  # the next sync redoes the run

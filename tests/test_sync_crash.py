@@ -7,8 +7,8 @@ from lake_events import RUN1_COUNTS, write_run1, write_run2
 from sync_harness import Lake, make_catalog
 
 from segment_lake.state import SourceState
+from segment_lake import write
 from segment_lake.storage import LakeStorage
-from segment_lake.sync import Sync
 
 
 class Crash(RuntimeError):
@@ -16,12 +16,12 @@ class Crash(RuntimeError):
 
 
 def crash_after_data_written(monkeypatch):
-    original = Sync._write_landed
+    original = write.publish
 
-    def write_then_crash(self, *args):
-        original(self, *args)  # the last write before the catalog is touched
+    def publish_then_crash(*args):
+        original(*args)  # data, discards and landed ids in place, the catalog not yet touched
         raise Crash("after data")
-    monkeypatch.setattr(Sync, "_write_landed", write_then_crash)
+    monkeypatch.setattr(write, "publish", publish_then_crash)
 
 
 def crash_after_first_files_published(monkeypatch):

@@ -39,6 +39,9 @@ def parser() -> argparse.ArgumentParser:
     sync.add_argument("--workspace-id", help="Segment workspace id, copied into the report")
     sync.add_argument("--max-records-per-file", type=int, default=5_000_000,
                       help="split a partition's file beyond this many rows (default 5,000,000)")
+    sync.add_argument("--driver-memory", help="Spark's heap in local mode, e.g. 4g (default: SEGMENT_LAKE_DRIVER_MEMORY, "
+                                              "else 40%% of this machine's memory, at most 2g)")
+    sync.add_argument("--cores", type=int, help="cores Spark uses in local mode (default: SEGMENT_LAKE_CORES, else all)")
 
     gen = commands.add_parser("generate", help="write realistic raw Segment events for tests and benchmarks",
                               description="Write deterministic, realistic raw Segment events in the S3 destination's "
@@ -79,7 +82,7 @@ def run_sync(args: argparse.Namespace) -> int:
         glue_database=args.glue_database, table_prefix=args.table_prefix, date_partition=args.date_partition,
         catalog=args.catalog, max_records_per_file=args.max_records_per_file, workspace_id=args.workspace_id)
     spark = build_session(f"segment-lake sync {settings.source_id}", settings.lake_uri,
-                          local_catalog=settings.catalog == "local")
+                          local_catalog=settings.catalog == "local", memory=args.driver_memory, task_slots=args.cores)
     catalog = LocalCatalog(spark) if settings.catalog == "local" else GlueCatalog(region=args.aws_region)
     result = Sync(spark, settings, catalog).run()
     print(f"synced {settings.source_id}: read {result.read_count}, landed {result.row_count}, "

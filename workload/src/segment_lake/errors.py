@@ -16,6 +16,31 @@ class InsufficientPermissions(SyncError):
     code = "insufficient_permissions"
 
 
+class SparkDied(SyncError):
+    """Spark's JVM ran out of memory or exited; nothing more can run in this process."""
+
+
+def jvm_failure(error: BaseException, exit_code: int | None, memory: str | None) -> SparkDied | None:
+    """The failure to report when Spark's JVM ran out of memory or exited (``exit_code``), else None."""
+    from .session import OOM_EXIT_CODE
+
+    if exit_code == OOM_EXIT_CODE or "java.lang.OutOfMemoryError" in _text(error):
+        return SparkDied(f"Spark's JVM ran out of memory (java.lang.OutOfMemoryError) with a {memory or 'default'} heap: "
+                         f"run again with a larger --driver-memory (or SEGMENT_LAKE_DRIVER_MEMORY); "
+                         f"the next sync redoes this run")
+    if exit_code is not None:
+        return SparkDied(f"Spark's JVM exited with code {exit_code} (see its lines above): "
+                         f"the next sync redoes this run")
+    return None
+
+
+def _text(error: BaseException) -> str:
+    try:
+        return " ".join(str(error).split())
+    except Exception:  # py4j's errors ask the JVM for their text, and it may be gone
+        return ""
+
+
 _DENIED_MARKERS = ("AccessDenied", "AccessDeniedException", "403 Forbidden", "Status Code: 403", "UnauthorizedOperation",
                    "not authorized")
 
@@ -24,7 +49,7 @@ def classify(error: BaseException) -> tuple[str, str]:
     """(error_code, one-line message naming what to fix) for any failure of a sync."""
     if isinstance(error, SyncError):
         return error.code, str(error)
-    text = " ".join(str(error).split())
+    text = _text(error)
     if any(marker in text for marker in _DENIED_MARKERS):
         return InsufficientPermissions.code, (
             f"access denied: {text[:300]}; give the EMR instance role access to the bucket and the Glue catalog")

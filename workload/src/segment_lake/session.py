@@ -3,6 +3,7 @@ Hive metastore (Derby) inside a local lake, or Glue."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from urllib.parse import urlparse
 
@@ -20,20 +21,70 @@ def _under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def build_session(app_name: str, lake_uri: str | None = None, local_catalog: bool = True) -> SparkSession:
-    """A session for ``app_name``; with a local ``lake_uri`` and ``local_catalog``, its metastore lives in the lake."""
+# The sync streams its rows through shuffle files on disk, so its heap does not grow with a run:
+# 2 GB holds a run of 5M events, and a smaller machine gives 40% of its memory.
+MAX_DEFAULT_DRIVER_MB, MIN_DRIVER_MB = 2048, 512
+OOM_EXIT_CODE = 52  # SparkExitCode.OOM: Spark exits its JVM when a task runs out of memory
+
+
+def driver_memory(option: str | None = None) -> str:
+    """Spark's heap in local mode: ``option``, else SEGMENT_LAKE_DRIVER_MEMORY, else from this machine's memory."""
+    chosen = option or os.environ.get("SEGMENT_LAKE_DRIVER_MEMORY")
+    if chosen:
+        return chosen
+    physical_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    return f"{max(MIN_DRIVER_MB, min(MAX_DEFAULT_DRIVER_MB, physical_mb * 2 // 5))}m"
+
+
+def cores(option: int | None = None) -> int:
+    """Spark's task slots in local mode: ``option``, else SEGMENT_LAKE_CORES, else this machine's cores."""
+    chosen = option or os.environ.get("SEGMENT_LAKE_CORES")
+    return int(chosen) if chosen else len(os.sched_getaffinity(0))
+
+
+def jvm_exit_code(spark: SparkSession, error: BaseException) -> int | None:
+    """The exit code of a local session's JVM when it has exited; None while it runs (or under spark-submit).
+    When ``error`` says the JVM is going down, it gets a moment to finish exiting."""
+    process = getattr(spark.sparkContext._gateway, "proc", None)
+    if process is None:
+        return None
+    if process.poll() is not None or not _jvm_going_down(error):
+        return process.poll()
+    try:
+        return process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def _jvm_going_down(error: BaseException) -> bool:
+    from py4j.protocol import Py4JError
+
+    if isinstance(error, ConnectionError) or (isinstance(error, Py4JError) and not hasattr(error, "java_exception")):
+        return True  # the connection to the JVM is lost
+    try:
+        return "SparkContext was shut down" in str(error)  # a job cancelled as the JVM exits
+    except Exception:  # py4j asks the JVM for the message
+        return True
+
+
+def build_session(app_name: str, lake_uri: str | None = None, local_catalog: bool = True,
+                  memory: str | None = None, task_slots: int | None = None) -> SparkSession:
+    """A session for ``app_name``; with a local ``lake_uri`` and ``local_catalog``, its metastore lives in the lake.
+    In local mode, ``memory`` and ``task_slots`` override the defaults of driver_memory() and cores()."""
     builder = SparkSession.builder.appName(app_name)
     if not _under_spark_submit():
         # Python workers must import this package: run them on this interpreter.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        cores = os.environ.get("SEGMENT_LAKE_CORES", "*")
-        builder = (builder.master(f"local[{cores}]")
+        slots = cores(task_slots)
+        builder = (builder.master(f"local[{slots}]")
                    # the sync's classes, from the start: the local file system below is one of them
                    .config("spark.driver.extraClassPath", compiled_jar())
                    .config("spark.hadoop.fs.file.impl", "segmentlake.LocalFileSystem")
                    .config("spark.ui.enabled", "false")
-                   .config("spark.sql.shuffle.partitions", os.environ.get("SEGMENT_LAKE_SHUFFLE_PARTITIONS", "8"))
-                   .config("spark.driver.memory", os.environ.get("SEGMENT_LAKE_DRIVER_MEMORY", "2g")))
+                   # a few tasks per core: a busy table partition is split over several (ParseLines.java)
+                   .config("spark.sql.shuffle.partitions",
+                           os.environ.get("SEGMENT_LAKE_SHUFFLE_PARTITIONS", str(max(8, 4 * slots))))
+                   .config("spark.driver.memory", driver_memory(memory)))
     builder = (builder.config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.parquet.compression.codec", "snappy")
                .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")

@@ -33,6 +33,22 @@ def is_hidden(name: str) -> bool:
     return name.startswith(("_", "."))
 
 
+def write_text_without_spark(uri: str, text: str) -> None:
+    """Write a small file without Spark's JVM (to report a sync whose JVM died): local paths with
+    Python, ``s3://`` and ``s3a://`` with boto3."""
+    parsed = urlparse(uri)
+    if parsed.scheme in ("s3", "s3a"):
+        import boto3
+
+        endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+        boto3.client("s3", endpoint_url=endpoint).put_object(Bucket=parsed.netloc, Key=parsed.path.lstrip("/"),
+                                                             Body=text.encode("utf-8"))
+        return
+    os.makedirs(os.path.dirname(parsed.path), exist_ok=True)
+    with open(parsed.path, "w", encoding="utf-8") as file:
+        file.write(text)
+
+
 @dataclass(frozen=True)
 class FileInfo:
     uri: str

@@ -17,14 +17,15 @@ from . import write
 from .catalog import Catalog, TableChange
 from .dedup import DEDUP_WINDOW_DAYS, duplicate_rows
 from .discover import new_files, read_lines
-from .errors import InvalidSettings, classify
+from .errors import InvalidSettings, classify, jvm_failure
 from .infer import TableSchema, observed_columns, plan_schema
 from .parse import parse_lines
 from .report import RunResult, TableResult, render, report_path
 from .route import partition_keys
 from .settings import SyncSettings
 from .state import RunManifest, SourceState
-from .storage import LakeStorage, join
+from .session import jvm_exit_code
+from .storage import LakeStorage, join, write_text_without_spark
 
 DISCARDS_TABLE = "segment_discards"
 DISCARD_COLUMNS = [("table_name", "string"), ("column_name", "string"), ("message_id", "string"),
@@ -58,6 +59,7 @@ class Sync:
         self.lake = settings.lake_uri
         self.state = SourceState(self.storage, self.lake, settings.source_id)
         self.keys = partition_keys(settings.date_partition)
+        self.driver_memory = spark.conf.get("spark.driver.memory", None)  # named if the JVM runs out
 
     # -- the run -----------------------------------------------------------------------------------
 
@@ -70,9 +72,12 @@ class Sync:
         try:
             self._run(result)
         except BaseException as error:
+            died = jvm_failure(error, jvm_exit_code(self.spark, error), self.driver_memory)
             result.status = "failed"
-            result.error_code, result.error = classify(error)
-            self._report(result)
+            result.error_code, result.error = classify(died or error)
+            self._report(result, spark_alive=died is None)
+            if died:
+                raise died from error
             raise
         self._report(result)
         return result
@@ -204,10 +209,11 @@ class Sync:
     def _discards_location(self) -> str:
         return join(self.lake, "segment-data", "discards", self.settings.source_id)
 
-    def _report(self, result: RunResult) -> None:
+    def _report(self, result: RunResult, spark_alive: bool = True) -> None:
         result.finish_time = datetime.now(timezone.utc)
+        write_text = self.storage.write_text if spark_alive else write_text_without_spark
         try:
-            self.storage.write_text(join(self.lake, report_path(result)), render(result))
+            write_text(join(self.lake, report_path(result)), render(result))
         except Exception as error:  # the report must not hide the sync's own failure
             self.progress(f"report: could not write the report: {error}")
             return
