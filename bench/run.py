@@ -137,10 +137,10 @@ def main() -> int:
     work.mkdir(parents=True)
     records = []
     for events in (int(size) for size in args.sizes.split(",") if size):
-        records += case(work, f"size {events:,}", events, 50, windows=2)
+        records += case(work, f"size-{events}", events, 50, windows=2)
     if args.names_case:
         events, names = (int(part) for part in args.names_case.split(":"))
-        records += case(work, f"{names:,} event names", events, names, windows=1)
+        records += case(work, f"names-{names}", events, names, windows=1)
     results = Path(args.results)
     results.mkdir(parents=True, exist_ok=True)
     stem = results / date.today().isoformat()

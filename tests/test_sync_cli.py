@@ -79,12 +79,13 @@ def test_local_default_end_to_end(tmp_path):
 
 def test_database_defaults_to_the_slug_of_the_source_id(tmp_path):
     write_run1(tmp_path / "input", "Src9")
-    result = run("sync", "--source-id", "Src9", "--input", "input", "--lake", "lake", "--table-prefix", "web_",
+    # a folder name with a space and a comma: the metastore's path goes into the JVM's options
+    result = run("sync", "--source-id", "Src9", "--input", "input", "--lake", "my lake, 1", "--table-prefix", "web_",
                  "--date-partition", "year_month_day", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
-    tables = run("sql", "--lake", "lake", "show tables in src9", cwd=tmp_path).stdout
+    tables = run("sql", "--lake", "my lake, 1", "show tables in src9", cwd=tmp_path).stdout
     assert "src9\tweb_track_order_completed\tFalse" in tables and "src9\tweb_segment_discards\tFalse" in tables
-    assert (tmp_path / "lake/segment-data/data/Src9/segment_type=identify/year=2024/month=01/day=02").is_dir()
+    assert (tmp_path / "my lake, 1/segment-data/data/Src9/segment_type=identify/year=2024/month=01/day=02").is_dir()
 
 
 def test_glue_catalog_from_the_command_line(tmp_path, aws_endpoint, glue_client):

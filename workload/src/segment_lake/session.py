@@ -111,7 +111,7 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
                    .config("spark.sql.warehouse.dir", os.path.join(store, "warehouse"))
                    .config("spark.hadoop.javax.jdo.option.ConnectionURL",
                            f"jdbc:derby:;databaseName={os.path.join(store, 'metastore_db')};create=true")
-                   .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={store}"))
+                   .config("spark.driver.extraJavaOptions", f'"-Dderby.system.home={store}"'))  # quoted: a path may hold spaces
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("SEGMENT_LAKE_LOG_LEVEL", "ERROR"))
     return spark
