@@ -22,9 +22,11 @@ ENCODE = "segment_lake_encode_fields"
 def register_codec(spark: SparkSession) -> None:
     """Make ``segment_lake_decode_fields(binary)`` (column -> kind-tagged text, in key order) and its
     inverse ``segment_lake_encode_fields(map)`` callable in ``spark``."""
-    if spark.catalog.functionExists(DECODE):
-        return
     jvm = spark.sparkContext._jvm
+    # the session's function registry, not spark.catalog: that would start the Hive metastore
+    if spark._jsparkSession.sessionState().functionRegistry().functionExists(
+            jvm.org.apache.spark.sql.catalyst.FunctionIdentifier(DECODE)):
+        return
     load_class(spark, "FieldCodec")
     udf = spark._jsparkSession.udf()
     # registerJavaFunction needs generic signatures, which Janino does not write: register instances

@@ -6,6 +6,7 @@ import os
 import sys
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
@@ -70,7 +71,8 @@ class Sync:
                            workspace_id=self.settings.workspace_id, emr_cluster_id=_emr_cluster_id(),
                            s3_bucket=_bucket(self.lake))
         try:
-            self._run(result)
+            with ThreadPoolExecutor(1, thread_name_prefix="segment-lake-catalog") as self._background:
+                self._run(result)
         except BaseException as error:
             died = jvm_failure(error, jvm_exit_code(self.spark, error), self.driver_memory)
             result.status = "failed"
@@ -89,6 +91,8 @@ class Sync:
         if not manifest.files:
             self.progress("discover: no new files; nothing to do")
             return
+        # the catalog's first call starts the embedded metastore, for seconds: let it start while Spark parses
+        database_ready = self._background.submit(self.catalog.ensure_database, self.settings.database)
         # parsed once into the shuffle files the write needs; every stage reads those again
         parsed = parse_lines(read_lines(self.spark, list(manifest.files)), self.settings.table_prefix,
                              self.settings.date_partition, int(self.spark.conf.get("spark.sql.shuffle.partitions")))
@@ -100,6 +104,7 @@ class Sync:
         result.row_count = result.read_count - result.rejected_count - result.duplicate_count
         self.progress(f"dedup: {result.row_count} events to land, {result.duplicate_count} duplicates")
         accepted = events.join(F.broadcast(duplicates), "_row", "left_anti")
+        database_ready.result()
         schemas, existing = self._infer(accepted)
         written = self._write(accepted, schemas, manifest.run_id, redo)
         partitions: dict[str, dict[str, int]] = {}
@@ -147,7 +152,6 @@ class Sync:
     def _infer(self, accepted: DataFrame):
         """Each table's schema (catalog columns plus this run's new ones), and the catalog's columns."""
         observed = observed_columns(accepted)
-        self.catalog.ensure_database(self.settings.database)
         existing = self.catalog.tables_columns(self.settings.database, sorted(observed))
         schemas = {table: plan_schema(existing[table], [o for o in observed[table] if o[0] not in self.keys])
                    for table in sorted(observed)}

@@ -19,6 +19,9 @@ class LocalCatalog:
         return self.spark.sparkContext._jvm.segmentlake.HiveTables
 
     def ensure_database(self, database):
+        # starts the metastore (seconds) through the shared state: through the session catalog, its start
+        # would hold a lock that planning any query waits for, and the sync starts it while a job runs
+        self.spark._jsparkSession.sharedState().externalCatalog()
         if self.spark.catalog.databaseExists(database):
             return False
         self.spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database.replace('`', '``')}`")
