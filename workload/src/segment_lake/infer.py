@@ -61,14 +61,25 @@ def plan_schema(existing: list[tuple[str, str]] | None, observed: list[tuple[str
     return TableSchema(tuple(columns), tuple(new))
 
 
-def observed_columns(events: DataFrame) -> dict[str, list[tuple[str, set[str], tuple]]]:
-    """table -> [(column, kinds, first-seen key)] over every event of the run, in one pass
-    (``jvm/ObserveColumns.java``); the key is (receivedAt in microseconds, messageId, key position)."""
+@dataclass(frozen=True)
+class Observed:
+    """What one pass over a run's events saw: table -> [(column, kinds, first-seen key)], where the
+    key is (receivedAt in microseconds, messageId, key position); and table -> its partition paths."""
+
+    columns: dict[str, list[tuple[str, set[str], tuple]]]
+    partitions: dict[str, list[str]]
+
+
+def observe(events: DataFrame) -> Observed:
+    """Observed over every event of the run, in one pass (``jvm/ObserveColumns.java``)."""
     spark = events.sparkSession
     load_class(spark, "ObserveColumns")
-    observed = json.loads(spark.sparkContext._jvm.segmentlake.ObserveColumns.observe(
-        events.select("table", "_message_id", "_received_at", "fields")._jdf))
-    by_table: dict[str, list] = {}
-    for table, column, kinds, received_at, message_id, position in observed:
-        by_table.setdefault(table, []).append((column, set(kinds), (received_at, message_id, position)))
-    return by_table
+    found = json.loads(spark.sparkContext._jvm.segmentlake.ObserveColumns.observe(
+        events.select("table", "_message_id", "_received_at", "fields", "partition")._jdf))
+    columns: dict[str, list] = {}
+    for table, column, kinds, received_at, message_id, position in found["columns"]:
+        columns.setdefault(table, []).append((column, set(kinds), (received_at, message_id, position)))
+    partitions: dict[str, list[str]] = {}
+    for table, path in sorted(found["partitions"]):
+        partitions.setdefault(table, []).append(path)
+    return Observed(columns, partitions)

@@ -19,7 +19,7 @@ from .catalog import Catalog, TableChange
 from .dedup import DEDUP_WINDOW_DAYS, duplicate_rows
 from .discover import new_files, read_lines
 from .errors import InvalidSettings, classify, jvm_failure
-from .infer import TableSchema, observed_columns, plan_schema
+from .infer import TableSchema, observe, plan_schema
 from .parse import parse_lines
 from .report import RunResult, TableResult, render, report_path
 from .route import partition_keys
@@ -105,7 +105,13 @@ class Sync:
         self.progress(f"dedup: {result.row_count} events to land, {result.duplicate_count} duplicates")
         accepted = events.join(F.broadcast(duplicates), "_row", "left_anti")
         database_ready.result()
-        schemas, existing = self._infer(accepted)
+        schemas, existing, observed = self._infer(accepted)
+        # the catalog learns the tables while they are written (a reader sees their new partitions
+        # empty for a moment, never a row twice); the run finishes only when both are done
+        registered = self._background.submit(self.catalog.register, self.settings.database, [
+            TableChange(table, schema.columns, tuple(self.keys),
+                        tuple(tuple(v.split("=", 1)[1] for v in p.split("/")) for p in observed.partitions[table]),
+                        self._table_location(table)) for table, schema in schemas.items()])
         written = self._write(accepted, schemas, manifest.run_id, redo)
         partitions: dict[str, dict[str, int]] = {}
         for file in written:
@@ -121,13 +127,11 @@ class Sync:
             partitions=sorted(partitions[table]), new_columns=list(schema.new_columns),
             is_new=existing[table] is None) for table, schema in schemas.items()]
         self.progress(f"write: {len(schemas)} tables, {result.discarded_value_count} discarded values")
-        changes = [TableChange(table, schema.columns, tuple(self.keys),
-                               tuple(tuple(v.split("=", 1)[1] for v in p.split("/")) for p in sorted(partitions[table])),
-                               self._table_location(table)) for table, schema in schemas.items()]
+        registered.result()
         if result.discarded_value_count:
-            changes.append(TableChange(self.settings.table_prefix + DISCARDS_TABLE, tuple(DISCARD_COLUMNS), ("run_id",),
-                                       ((manifest.run_id,),), self._discards_location()))
-        self.catalog.register(self.settings.database, changes)
+            self.catalog.register(self.settings.database, [TableChange(
+                self.settings.table_prefix + DISCARDS_TABLE, tuple(DISCARD_COLUMNS), ("run_id",), ((manifest.run_id,),),
+                self._discards_location())])
         self.progress("catalog: up to date")
         self.state.finish(manifest)
         self.progress(f"state: {len(manifest.files)} files processed by run {manifest.run_id}")
@@ -150,13 +154,15 @@ class Sync:
         return span
 
     def _infer(self, accepted: DataFrame):
-        """Each table's schema (catalog columns plus this run's new ones), and the catalog's columns."""
-        observed = observed_columns(accepted)
-        existing = self.catalog.tables_columns(self.settings.database, sorted(observed))
-        schemas = {table: plan_schema(existing[table], [o for o in observed[table] if o[0] not in self.keys])
-                   for table in sorted(observed)}
+        """Each table's schema (catalog columns plus this run's new ones), the catalog's columns, and
+        what the run's events showed."""
+        observed = observe(accepted)
+        tables = sorted(observed.columns)
+        existing = self.catalog.tables_columns(self.settings.database, tables)
+        schemas = {table: plan_schema(existing[table], [o for o in observed.columns[table] if o[0] not in self.keys])
+                   for table in tables}
         self.progress(f"infer: {len(schemas)} tables")
-        return schemas, existing
+        return schemas, existing, observed
 
     def _write(self, accepted: DataFrame, schemas: dict[str, TableSchema], run_id: str, redo: bool):
         """Writes every table and the discards in one job, and publishes the files."""

@@ -1,22 +1,26 @@
 // Type inference's one pass over a run: for every (table, column), the kinds of value seen (see
 // FieldCodec) and where the column was first seen (earliest receivedAt, then messageId, then key
-// position), so that new columns are appended in a stable order. Each task folds its rows into a
-// small summary; the driver merges the summaries. Compiled at run time by Janino: Java 7 syntax.
+// position), so that new columns are appended in a stable order; and every table's date
+// partitions, so that the catalog can be updated while the tables are written. Each task folds its
+// rows into a small summary; the driver merges the summaries. Compiled by Janino: Java 7 syntax.
 package segmentlake;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.spark.api.java.function.FlatMapFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.unsafe.types.UTF8String;
 
 public class ObserveColumns implements FlatMapFunction {
-    // The input row: table, messageId, receivedAt, fields.
-    static final int TABLE = 0, MESSAGE_ID = 1, RECEIVED_AT = 2, FIELDS = 3;
+    // The input row: table, messageId, receivedAt, fields, partition.
+    static final int TABLE = 0, MESSAGE_ID = 1, RECEIVED_AT = 2, FIELDS = 3, PARTITION = 4;
 
     /** What one (table, column) looked like over some rows. */
     static final class Seen {
@@ -66,29 +70,39 @@ public class ObserveColumns implements FlatMapFunction {
         }
     }
 
-    /** [[table, column, kinds, receivedAt micros, messageId, position]] over ``events`` (table,
-     *  _message_id, _received_at, fields), as JSON. */
+    /** {"columns": [[table, column, kinds, receivedAt micros, messageId, position]], "partitions":
+     *  [[table, partition]]} over ``events`` (table, _message_id, _received_at, fields, partition), as JSON. */
     public static String observe(Dataset events) throws java.io.IOException {
         List partials = events.queryExecution().toRdd().toJavaRDD().mapPartitions(new ObserveColumns()).collect();
         Map merged = new HashMap();
+        Set partitions = new HashSet();
         for (int i = 0; i < partials.size(); i++) {
-            Seen seen = Seen.of((Object[]) partials.get(i));
+            Object[] values = (Object[]) partials.get(i);
+            if (values.length == 2) {  // [table, partition]
+                partitions.add(java.util.Arrays.asList(values));
+                continue;
+            }
+            Seen seen = Seen.of(values);
             String key = seen.table + "\u0000" + seen.column;
             Seen known = (Seen) merged.get(key);
             if (known == null) merged.put(key, seen);
             else known.merge(seen);
         }
-        List out = new ArrayList();
+        List columns = new ArrayList();
         Iterator all = merged.values().iterator();
         while (all.hasNext()) {
-            out.add(((Seen) all.next()).values());
+            columns.add(((Seen) all.next()).values());
         }
+        Map out = new HashMap();
+        out.put("columns", columns);
+        out.put("partitions", new ArrayList(partitions));
         return new ObjectMapper().writeValueAsString(out);
     }
 
     public Iterator call(Object input) {
         Iterator rows = (Iterator) input;
         Map seen = new HashMap();  // table -> (column bytes -> Seen)
+        Map partitions = new HashMap();  // table -> partition paths
         while (rows.hasNext()) {
             InternalRow row = (InternalRow) rows.next();
             String table = row.getUTF8String(TABLE).toString();
@@ -96,7 +110,11 @@ public class ObserveColumns implements FlatMapFunction {
             if (columns == null) {
                 columns = new HashMap();
                 seen.put(table, columns);
+                partitions.put(table, new HashSet());
             }
+            Set paths = (Set) partitions.get(table);
+            UTF8String path = row.getUTF8String(PARTITION);
+            if (!paths.contains(path)) paths.add(path.clone());
             long receivedAt = row.getLong(RECEIVED_AT);
             String messageId = null;
             FieldCodec.Reader fields = new FieldCodec.Reader(row.getBinary(FIELDS));
@@ -120,6 +138,13 @@ public class ObserveColumns implements FlatMapFunction {
         while (tables.hasNext()) {
             Iterator columns = ((Map) tables.next()).values().iterator();
             while (columns.hasNext()) out.add(((Seen) columns.next()).values());
+        }
+        Iterator tablePaths = partitions.entrySet().iterator();
+        while (tablePaths.hasNext()) {
+            Map.Entry entry = (Map.Entry) tablePaths.next();
+            for (Iterator paths = ((Set) entry.getValue()).iterator(); paths.hasNext();) {
+                out.add(new Object[] {entry.getKey(), paths.next().toString()});
+            }
         }
         return out.iterator();
     }
