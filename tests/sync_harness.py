@@ -5,10 +5,11 @@ import json
 from dataclasses import dataclass
 
 from segment_lake.catalog import table_columns
+from segment_lake.layout import LakeLayout
 from segment_lake.catalog.glue import GlueCatalog
 from segment_lake.catalog.local import LocalCatalog
 from segment_lake.settings import SyncSettings
-from segment_lake.storage import LakeStorage, join
+from segment_lake.storage import LakeStorage
 from segment_lake.sync import Sync
 
 
@@ -40,9 +41,12 @@ class Lake:
     def columns(self, table):
         return table_columns(self.catalog, self.database, table)
 
+    @property
+    def layout(self) -> LakeLayout:
+        return LakeLayout(self.lake_uri, self.source_id)
+
     def location(self, table):
-        segment_type = table[len(self.table_prefix):]
-        return join(self.lake_uri, "segment-data", "data", self.source_id, f"segment_type={segment_type}")
+        return self.layout.table(table[len(self.table_prefix):])
 
     def rows(self, table, keys=("day", "hr")):
         """Every row of ``table``, read from its files with the catalog's schema, as dicts."""
@@ -53,18 +57,16 @@ class Lake:
         return sorted((row.asDict() for row in frame.collect()), key=lambda r: (r["message_id"], str(r["received_at"])))
 
     def discards(self):
-        location = join(self.lake_uri, "segment-data", "discards", self.source_id)
+        location = self.layout.discards
         frame = self.spark.read.option("basePath", location).parquet(location)
         return sorted((r.asDict() for r in frame.collect()), key=lambda r: (r["message_id"], r["column_name"]))
 
     def rejected(self):
-        location = join(self.lake_uri, "segment-data", "rejected", self.source_id)
+        location = self.layout.rejected
         return sorted((r.asDict() for r in self.spark.read.json(location).collect()), key=lambda r: r["reason"])
 
     def report(self, result):
-        from segment_lake.report import report_path
-
-        text = self.storage.read_text(join(self.lake_uri, report_path(result)))
+        text = self.storage.read_text(self.layout.report(result.run_id, result.start_time))
         return [json.loads(line) for line in text.splitlines()]
 
     def data_files(self, table):

@@ -63,13 +63,13 @@ def test_rerun_after_a_crash_lands_everything_exactly_once(crash, kind, spark, g
         crash(patched)
         with pytest.raises(Crash):
             lake.sync()
-    [failed_report] = lake.storage.list_files(f"{lake.lake_uri}/segment-data/reports")
+    [failed_report] = lake.storage.list_files(lake.layout.reports)
     source_line = json.loads(lake.storage.read_text(failed_report.uri).splitlines()[0])
     assert source_line["status"] == "failed" and source_line["error_code"] == "internal"
     assert source_line["error"].startswith("Crash: after") or source_line["error"].startswith("Crash: between")
 
     rerun = lake.sync()
-    state = SourceState(lake.storage, lake.lake_uri, "src1")
+    state = SourceState(lake.storage, lake.layout.state)
     assert state.pending() is None
     assert len(state.processed_files()) == 2
     if crash is crash_after_state_advanced:
@@ -93,7 +93,7 @@ def test_rerun_after_a_crash_lands_everything_exactly_once(crash, kind, spark, g
     later = lake.sync()
     assert later.duplicate_count == 2 and later.row_count == 6
     assert sorted(r["message_id"] for r in lake.rows("track_order_completed")) == ["m1", "m10", "m2", "m22"]
-    reports = lake.storage.list_files(f"{lake.lake_uri}/segment-data/reports")
+    reports = lake.storage.list_files(lake.layout.reports)
     statuses = [json.loads(lake.storage.read_text(r.uri).splitlines()[0])["status"] for r in reports]
     if crash is crash_after_state_advanced:
         # the failed run's report stays; the re-run that only cleared its manifest reports apart

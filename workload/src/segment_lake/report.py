@@ -1,5 +1,5 @@
 """The sync report: one JSON object per line, in the columns of Segment's sync_reports, written
-to ``segment-data/reports/day=<day>/source=<source>/run_id=<run>/report.json``."""
+where LakeLayout.report says."""
 from __future__ import annotations
 
 import json
@@ -61,11 +61,6 @@ def report_lines(run: RunResult) -> list[dict]:
                "partitions": t.partitions, "new_columns": t.new_columns, "row_count": t.row_count,
                "is_new": t.is_new} for t in sorted(run.tables, key=lambda t: t.table_name)]
     return [source, *events]
-
-
-def report_path(run: RunResult) -> str:
-    day = run.start_time.astimezone(timezone.utc).strftime("%Y-%m-%d")
-    return f"segment-data/reports/day={day}/source={run.source_id}/run_id={run.run_id}/report.json"
 
 
 def render(run: RunResult) -> str:

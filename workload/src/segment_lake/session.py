@@ -5,15 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from urllib.parse import urlparse
 
 from pyspark.sql import SparkSession
 
 from .jvm_code import compiled_jar
-
-
-def metastore_dir(lake_uri: str) -> str:
-    return os.path.join(urlparse(lake_uri).path, "segment-data", "metastore")
+from .layout import metastore_dir
 
 
 def _under_spark_submit() -> bool:

@@ -29,9 +29,10 @@ class RunManifest:
 
 
 class SourceState:
-    def __init__(self, storage: LakeStorage, lake: str, source_id: str) -> None:
+    def __init__(self, storage: LakeStorage, root: str) -> None:
+        """``root``: the source's state folder (LakeLayout.state)."""
         self.storage = storage
-        self.root = join(lake, "segment-data", "state", source_id)
+        self.root = root
         self.pending_uri = join(self.root, "pending.json")
         self.processed_uri = join(self.root, "processed")
         self.landed_uri = join(self.root, "landed")

@@ -19,14 +19,15 @@ from .catalog import Catalog, TableChange
 from .dedup import DEDUP_WINDOW_DAYS, duplicate_rows
 from .discover import new_files, read_lines
 from .errors import InvalidSettings, classify, jvm_failure
+from .layout import LakeLayout
 from .infer import TableSchema, observe, plan_schema
 from .parse import parse_lines
-from .report import RunResult, TableResult, render, report_path
+from .report import RunResult, TableResult, render
 from .route import partition_keys
 from .settings import SyncSettings
 from .state import RunManifest, SourceState
 from .session import jvm_exit_code
-from .storage import LakeStorage, join, write_text_without_spark
+from .storage import LakeStorage, join, relative_path, write_text_without_spark
 
 DISCARDS_TABLE = "segment_discards"
 DISCARD_COLUMNS = [("table_name", "string"), ("column_name", "string"), ("message_id", "string"),
@@ -58,7 +59,8 @@ class Sync:
         self.progress = progress
         self.storage = LakeStorage(spark)
         self.lake = settings.lake_uri
-        self.state = SourceState(self.storage, self.lake, settings.source_id)
+        self.layout = LakeLayout(self.lake, settings.source_id)
+        self.state = SourceState(self.storage, self.layout.state)
         self.keys = partition_keys(settings.date_partition)
         self.driver_memory = spark.conf.get("spark.driver.memory", None)  # named if the JVM runs out
 
@@ -131,7 +133,7 @@ class Sync:
         if result.discarded_value_count:
             self.catalog.register(self.settings.database, [TableChange(
                 self.settings.table_prefix + DISCARDS_TABLE, tuple(DISCARD_COLUMNS), ("run_id",), ((manifest.run_id,),),
-                self._discards_location())])
+                self.layout.discards)])
         self.progress("catalog: up to date")
         self.state.finish(manifest)
         self.progress(f"state: {len(manifest.files)} files processed by run {manifest.run_id}")
@@ -166,12 +168,12 @@ class Sync:
 
     def _write(self, accepted: DataFrame, schemas: dict[str, TableSchema], run_id: str, redo: bool):
         """Writes every table and the discards in one job, and publishes the files."""
-        stage = join(self.lake, "segment-stage", self.settings.source_id, run_id)
+        stage = self.layout.stage(run_id)
         self.storage.delete(stage, recursive=True)  # a crashed attempt's files
         written = write.write_tables(
             accepted, {table: list(schema.columns) for table, schema in schemas.items()}, self.keys, stage,
             self.settings.max_records_per_file)
-        discards = join(self._discards_location(), f"run_id={run_id}")
+        discards = self.layout.discards_of_run(run_id)
         targets = {write.DISCARDS: discards, write.LANDED: self.state.landed_run_uri(run_id)}
         write.publish(self.storage, written, lambda f: targets.get(f.kind) or join(self._table_location(f.table), f.partition),
                       run_id, redo)
@@ -208,26 +210,22 @@ class Sync:
         return duplicate_rows(events, landed, run_id)
 
     def _table_location(self, table: str) -> str:
-        segment_type = table[len(self.settings.table_prefix):]
-        return join(self.lake, "segment-data", "data", self.settings.source_id, f"segment_type={segment_type}")
+        return self.layout.table(table[len(self.settings.table_prefix):])
 
     def _write_rejected(self, parsed: DataFrame, run_id: str) -> None:
-        target = join(self.lake, "segment-data", "rejected", self.settings.source_id, f"run_id={run_id}")
+        target = self.layout.rejected_of_run(run_id)
         (parsed.where(F.col("reason").isNotNull()).select("file", "reason", "raw").repartition(1)
          .write.mode("overwrite").json(target))
-
-    def _discards_location(self) -> str:
-        return join(self.lake, "segment-data", "discards", self.settings.source_id)
 
     def _report(self, result: RunResult, spark_alive: bool = True) -> None:
         result.finish_time = datetime.now(timezone.utc)
         write_text = self.storage.write_text if spark_alive else write_text_without_spark
         try:
-            write_text(join(self.lake, report_path(result)), render(result))
+            write_text(self.layout.report(result.run_id, result.start_time), render(result))
         except Exception as error:  # the report must not hide the sync's own failure
             self.progress(f"report: could not write the report: {error}")
             return
-        self.progress(f"report: {report_path(result)}")
+        self.progress(f"report: {relative_path(self.layout.report(result.run_id, result.start_time), self.lake)}")
 
 
 def _bucket(lake: str) -> str | None:

@@ -1,0 +1,61 @@
+"""Every path of the lake, in one place. Below the lake root:
+
+    segment-data/data/<source>/segment_type=<type>/<date partition>/part-<run>-<n>.snappy.parquet
+    segment-data/discards/<source>/run_id=<run>/          values the sync could not keep
+    segment-data/rejected/<source>/run_id=<run>/          lines that are not events
+    segment-data/reports/day=<day>/source=<source>/run_id=<run>/report.json
+    segment-data/state/<source>/pending.json, processed/run_id=<run>.json, landed/run_id=<run>/
+    segment-data/metastore/                                the embedded catalog (local lakes)
+    segment-stage/<source>/<run>/                          a run's files before they are published
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from urllib.parse import urlparse
+
+from .storage import join
+
+
+@dataclass(frozen=True)
+class LakeLayout:
+    lake: str  # the lake root URI
+    source_id: str
+
+    def table(self, segment_type: str) -> str:
+        return join(self.lake, "segment-data", "data", self.source_id, f"segment_type={segment_type}")
+
+    @property
+    def discards(self) -> str:
+        return join(self.lake, "segment-data", "discards", self.source_id)
+
+    def discards_of_run(self, run_id: str) -> str:
+        return join(self.discards, f"run_id={run_id}")
+
+    @property
+    def rejected(self) -> str:
+        return join(self.lake, "segment-data", "rejected", self.source_id)
+
+    def rejected_of_run(self, run_id: str) -> str:
+        return join(self.rejected, f"run_id={run_id}")
+
+    def report(self, run_id: str, start_time: datetime) -> str:
+        day = start_time.astimezone(timezone.utc).strftime("%Y-%m-%d")
+        return join(self.reports, f"day={day}", f"source={self.source_id}", f"run_id={run_id}", "report.json")
+
+    @property
+    def reports(self) -> str:
+        return join(self.lake, "segment-data", "reports")
+
+    @property
+    def state(self) -> str:
+        return join(self.lake, "segment-data", "state", self.source_id)
+
+    def stage(self, run_id: str) -> str:
+        return join(self.lake, "segment-stage", self.source_id, run_id)
+
+
+def metastore_dir(lake_uri: str) -> str:
+    """The embedded catalog's local folder, inside a local lake."""
+    return os.path.join(urlparse(lake_uri).path, "segment-data", "metastore")
