@@ -51,7 +51,13 @@ def _compile(sources: dict[str, str]) -> dict[str, bytes]:
     from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
     from py4j.protocol import Py4JJavaError
 
-    port = launch_gateway(classpath=os.path.join(_spark_jars(), "*"), die_on_exit=True)
+    java_home = os.environ.get("JAVA_HOME")  # the java Spark itself runs, as spark-class picks it
+    java = os.path.join(java_home, "bin", "java") if java_home else "java"
+    try:
+        port = launch_gateway(classpath=os.path.join(_spark_jars(), "*"), die_on_exit=True, java_path=java)
+    except OSError as error:
+        raise RuntimeError(f"cannot start {java} ({error.strerror}): Spark needs Java 17; "
+                           f"install it or point JAVA_HOME at it") from None
     gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port))
     try:
         jvm = gateway.jvm
