@@ -37,6 +37,10 @@ def test_every_subcommand_has_help(command):
      "segment-lake: error (invalid_settings): invalid table prefix 'Bad Prefix'"),
     (["--source-id", "s1", "--input", "does-not-exist", "--lake", "lake"],
      "segment-lake: error (invalid_settings): input file://"),
+    (["--source-id", "s1", "--input", "in", "--lake", "lake", "--driver-memory", "lots"],
+     "segment-lake: error (invalid_settings): invalid driver memory 'lots': use a size such as 4g or 3072m"),
+    (["--source-id", "s1", "--input", "in", "--lake", "lake", "--cores", "0"],
+     "segment-lake: error (invalid_settings): invalid number of cores 0: use a whole number of at least 1"),
 ])
 def test_bad_settings_fail_with_one_line(tmp_path, args, message):
     result = run("sync", *args, cwd=tmp_path)

@@ -16,14 +16,15 @@ class InsufficientPermissions(SyncError):
     code = "insufficient_permissions"
 
 
+OOM_EXIT_CODE = 52  # SparkExitCode.OOM: Spark exits its JVM when a task runs out of memory
+
+
 class SparkDied(SyncError):
     """Spark's JVM ran out of memory or exited; nothing more can run in this process."""
 
 
 def jvm_failure(error: BaseException, exit_code: int | None, memory: str | None) -> SparkDied | None:
     """The failure to report when Spark's JVM ran out of memory or exited (``exit_code``), else None."""
-    from .session import OOM_EXIT_CODE
-
     if exit_code == OOM_EXIT_CODE or "java.lang.OutOfMemoryError" in _text(error):
         return SparkDied(f"Spark's JVM ran out of memory (java.lang.OutOfMemoryError) with a {memory or 'default'} heap: "
                          f"run again with a larger --driver-memory (or SEGMENT_LAKE_DRIVER_MEMORY); "

@@ -17,3 +17,8 @@ def partition_keys(date_partition: str) -> list[str]:
 
 def partition_path(keys: list[str], values: tuple[str, ...]) -> str:
     return "/".join(f"{k}={v}" for k, v in zip(keys, values))
+
+
+def partition_values(path: str) -> tuple[str, ...]:
+    """The values of a partition path, in key order: ``day=2024-01-02/hr=03`` -> (2024-01-02, 03)."""
+    return tuple(part.split("=", 1)[1] for part in path.split("/"))

@@ -3,11 +3,13 @@ Hive metastore (Derby) inside a local lake, or Glue."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
 from pyspark.sql import SparkSession
 
+from .errors import InvalidSettings
 from .jvm_code import compiled_jar
 from .layout import metastore_dir
 
@@ -20,13 +22,15 @@ def _under_spark_submit() -> bool:
 # The sync streams its rows through shuffle files on disk, so its heap does not grow with a run:
 # 2 GB holds a run of 5M events, and a smaller machine gives 40% of its memory.
 MAX_DEFAULT_DRIVER_MB, MIN_DRIVER_MB = 2048, 512
-OOM_EXIT_CODE = 52  # SparkExitCode.OOM: Spark exits its JVM when a task runs out of memory
+MEMORY = re.compile(r"[1-9][0-9]*[kmgt]?", re.IGNORECASE)  # as spark.driver.memory takes it
 
 
 def driver_memory(option: str | None = None) -> str:
     """Spark's heap in local mode: ``option``, else SEGMENT_LAKE_DRIVER_MEMORY, else from this machine's memory."""
     chosen = option or os.environ.get("SEGMENT_LAKE_DRIVER_MEMORY")
     if chosen:
+        if not MEMORY.fullmatch(chosen):
+            raise InvalidSettings(f"invalid driver memory {chosen!r}: use a size such as 4g or 3072m")
         return chosen
     physical_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
     return f"{max(MIN_DRIVER_MB, min(MAX_DEFAULT_DRIVER_MB, physical_mb * 2 // 5))}m"
@@ -34,8 +38,12 @@ def driver_memory(option: str | None = None) -> str:
 
 def cores(option: int | None = None) -> int:
     """Spark's task slots in local mode: ``option``, else SEGMENT_LAKE_CORES, else this machine's cores."""
-    chosen = option or os.environ.get("SEGMENT_LAKE_CORES")
-    return int(chosen) if chosen else len(os.sched_getaffinity(0))
+    chosen = option if option is not None else os.environ.get("SEGMENT_LAKE_CORES")
+    if chosen is None or chosen == "":
+        return len(os.sched_getaffinity(0))
+    if not str(chosen).isdigit() or int(chosen) < 1:
+        raise InvalidSettings(f"invalid number of cores {chosen!r}: use a whole number of at least 1")
+    return int(chosen)
 
 
 def jvm_exit_code(spark: SparkSession, error: BaseException) -> int | None:

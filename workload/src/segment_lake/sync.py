@@ -23,7 +23,7 @@ from .layout import LakeLayout
 from .infer import TableSchema, observe, plan_schema
 from .parse import parse_lines
 from .report import RunResult, TableResult, render
-from .route import partition_keys
+from .route import partition_keys, partition_values
 from .settings import SyncSettings
 from .state import RunManifest, SourceState
 from .session import jvm_exit_code
@@ -112,7 +112,7 @@ class Sync:
         # empty for a moment, never a row twice); the run finishes only when both are done
         registered = self._background.submit(self.catalog.register, self.settings.database, [
             TableChange(table, schema.columns, tuple(self.keys),
-                        tuple(tuple(v.split("=", 1)[1] for v in p.split("/")) for p in observed.partitions[table]),
+                        tuple(partition_values(path) for path in observed.partitions[table]),
                         self._table_location(table)) for table, schema in schemas.items()])
         written = self._write(accepted, schemas, manifest.run_id, redo)
         partitions: dict[str, dict[str, int]] = {}
