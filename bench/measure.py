@@ -35,25 +35,37 @@ def _rss_bytes(pid: int) -> int:
         return 0
 
 
-def tree_rss(root: int) -> int:
-    tree, total, todo = _children(), 0, [root]
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU time the process has used so far."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _tree(root: int) -> list[int]:
+    tree, pids, todo = _children(), [], [root]
     while todo:
-        pid = todo.pop()
-        total += _rss_bytes(pid)
-        todo.extend(tree.get(pid, []))
-    return total
+        pids.append(todo.pop())
+        todo.extend(tree.get(pids[-1], []))
+    return pids
 
 
 def measure(command: list[str], **popen) -> dict:
-    """Runs ``command``; returns its exit code, wall seconds and peak tree RSS in MB."""
+    """Runs ``command``; returns its exit code, wall seconds, peak tree RSS in MB and the CPU seconds
+    the tree used (as last sampled: CPU time is steadier than wall time on a shared host)."""
     start = time.perf_counter()
     process = subprocess.Popen(command, **popen)
-    peak = 0
+    peak, cpu = 0, {}
     while process.poll() is None:
-        peak = max(peak, tree_rss(process.pid))
+        pids = _tree(process.pid)
+        peak = max(peak, sum(_rss_bytes(pid) for pid in pids))
+        cpu.update((pid, _cpu_seconds(pid)) for pid in pids)
         time.sleep(0.1)
     return {"returncode": process.returncode, "seconds": round(time.perf_counter() - start, 2),
-            "peak_rss_mb": round(peak / 2**20)}
+            "peak_rss_mb": round(peak / 2**20), "cpu_seconds": round(sum(cpu.values()), 1)}
 
 
 if __name__ == "__main__":

@@ -69,6 +69,30 @@ def test_the_writer_discards_what_does_not_fit_and_splits_tables_and_partitions(
     assert sorted((r["message_id"], r["received_at"]) for r in read[LANDED]) == [(f"m{i}", t) for i in range(7)]
 
 
+def _dictionary_columns(spark, uri):
+    """The columns of a Parquet file written with a dictionary, read from its footer."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    source = jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(jvm.org.apache.hadoop.fs.Path(uri), conf)
+    reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(source)
+    try:
+        chunks = [chunk for block in reader.getFooter().getBlocks() for chunk in block.getColumns()]
+        return {chunk.getPath().toDotString() for chunk in chunks
+                if any("DICTIONARY" in encoding.name() for encoding in chunk.getEncodings())}
+    finally:
+        reader.close()
+
+
+def test_per_event_columns_are_written_without_a_dictionary(spark, tmp_path):
+    t = datetime(2024, 1, 2, 3)
+    rows = [("a", "2024-01-02", f"m{i}", t, {"message_id": f"sm{i}", "sent_at": "t2024-01-02 03:04:05.000000\x1fx",
+                                             "channel": "sserver"}, []) for i in range(50)]
+    written, _ = _write(spark, tmp_path, rows, {"a": [("message_id", "string"), ("sent_at", "timestamp"),
+                                                      ("channel", "string")]})
+    for file in written:
+        assert _dictionary_columns(spark, file.uri) == ({"channel"} if file.kind == DATA else set())
+
+
 def _ids(spark, rows):
     return spark.createDataFrame(rows, "_row long, _message_id string, _received_at timestamp, file string")
 

@@ -17,10 +17,16 @@ from typing import Callable, Iterable
 
 from pyspark.sql import DataFrame
 
+from .infer import ALWAYS_TIMESTAMP
 from .jvm_code import load_class
 from .storage import LakeStorage, join
 
 DATA, DISCARDS, LANDED = "data", "discards", "landed"
+
+# A column whose every value differs (an event's id and times) gains nothing from a Parquet dictionary
+# but costs a hash lookup per value until Parquet gives up on it: a fifth of a sync's CPU at 1M events.
+NO_DICTIONARY = ("message_id",) + ALWAYS_TIMESTAMP
+PARQUET_SETTINGS = {f"parquet.enable.dictionary#{column}": "false" for column in NO_DICTIONARY}
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,7 @@ def write_tables(events: DataFrame, columns: dict[str, list[tuple[str, str]]], k
     load_class(spark, "WriteTables")
     listing = spark.sparkContext._jvm.segmentlake.WriteTables.write(
         spark._jsparkSession, rows._jdf, json.dumps({t: [list(c) for c in cols] for t, cols in columns.items()}),
-        stage_uri, json.dumps(keys), max_records_per_file)
+        stage_uri, json.dumps(keys), max_records_per_file, json.dumps(PARQUET_SETTINGS))
     written = []
     for line in listing.splitlines():
         kind, table, partition_path, uri, count = line.split("\t")

@@ -72,9 +72,9 @@ public class WriteTables implements FlatMapFunction {
 
     /** Writes ``rows`` (sorted by table and partition within each partition) below ``stage``.
      *  ``columnsJson`` maps each table to its [name, type] pairs; ``reservedJson`` lists the partition
-     *  keys. Returns the files written, one per line. */
+     *  keys; ``parquetJson`` adds Parquet settings. Returns the files written, one per line. */
     public static String write(SparkSession spark, Dataset rows, String columnsJson, String stage, String reservedJson,
-                               long maxRecordsPerFile) throws java.io.IOException {
+                               long maxRecordsPerFile, String parquetJson) throws java.io.IOException {
         ObjectMapper json = new ObjectMapper();
         Map columns = (Map) json.readValue(columnsJson, Map.class);
         List reservedColumns = (List) json.readValue(reservedJson, List.class);
@@ -88,6 +88,7 @@ public class WriteTables implements FlatMapFunction {
             Map.Entry entry = (Map.Entry) entries.next();
             settings.put(entry.getKey(), entry.getValue());
         }
+        settings.putAll((Map) json.readValue(parquetJson, Map.class));
         Set reserved = new HashSet();
         for (int i = 0; i < reservedColumns.size(); i++) reserved.add(UTF8String.fromString((String) reservedColumns.get(i)));
         WriteTables task = new WriteTables(columns, settings, stage, reserved, maxRecordsPerFile);
