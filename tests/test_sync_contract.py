@@ -129,6 +129,8 @@ def test_two_runs_follow_the_lake_contract(lake):
     second = lake.sync()
     assert {k: getattr(second, k) for k in RUN2_COUNTS} == RUN2_COUNTS
     assert second.discarded_value_count == 1
+    assert not lake.storage.exists(lake.layout.rejected_of_run(second.run_id))  # it rejected nothing
+    assert lake.storage.exists(lake.layout.rejected_of_run(first.run_id))
     assert lake.columns("track_order_completed") == ORDER_COLUMNS_RUN1 + [
         ("properties_gift_wrap", "boolean"), ("properties_note", "string")]
     orders = {r["message_id"]: r for r in lake.rows("track_order_completed")}

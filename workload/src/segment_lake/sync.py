@@ -99,7 +99,8 @@ class Sync:
         parsed = parse_lines(read_lines(self.spark, list(manifest.files)), self.settings.table_prefix,
                              self.settings.date_partition, int(self.spark.conf.get("spark.sql.shuffle.partitions")))
         span = self._count_parsed(parsed, result)
-        self._write_rejected(parsed, manifest.run_id)
+        if result.rejected_count:
+            self._write_rejected(parsed, manifest.run_id)
         events = parsed.where(F.col("reason").isNull())
         duplicates = self._dedup(events, manifest.run_id, span).persist(StorageLevel.DISK_ONLY)
         result.duplicate_count = duplicates.count()
