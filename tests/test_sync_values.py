@@ -5,6 +5,9 @@ from datetime import datetime
 import pytest
 from pyspark.sql import functions as F
 
+from pyspark.sql import types as T
+
+from segment_lake.column_types import ColumnType, ValueKind
 from segment_lake.infer import plan_schema, type_of_kinds
 from segment_lake.parse import DECODE, parse_lines
 from segment_lake.slug import slug
@@ -154,6 +157,17 @@ def test_blank_lines_are_not_events(spark):
 ])
 def test_type_lattice(kinds, expected):
     assert type_of_kinds(kinds) == expected
+
+
+def test_column_types_are_spark_ddl_names_and_every_kind_has_one(spark):
+    expected = {ColumnType.BIGINT: T.LongType(), ColumnType.DECIMAL: T.DecimalType(38, 6),
+                ColumnType.STRING: T.StringType(), ColumnType.BOOLEAN: T.BooleanType(),
+                ColumnType.TIMESTAMP: T.TimestampType()}
+    parse_ddl = spark.sparkContext._jvm.org.apache.spark.sql.types.DataType.fromDDL
+    assert {t: T._parse_datatype_json_string(parse_ddl(t.value).json()) for t in ColumnType} == expected
+    assert {kind: kind.column_type for kind in ValueKind} == {
+        ValueKind.BOOLEAN: ColumnType.BOOLEAN, ValueKind.INTEGER: ColumnType.BIGINT, ValueKind.DECIMAL: ColumnType.DECIMAL,
+        ValueKind.TIME: ColumnType.TIMESTAMP, ValueKind.STRING: ColumnType.STRING}
 
 
 def test_plan_keeps_catalog_types_and_appends_new_columns_in_first_seen_order():

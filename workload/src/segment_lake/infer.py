@@ -12,25 +12,24 @@ from functools import reduce
 
 from pyspark.sql import DataFrame
 
+from .column_types import ColumnType, ValueKind
 from .jvm_code import load_class
 
-BIGINT, DECIMAL, STRING, BOOLEAN, TIMESTAMP = "bigint", "decimal(38,6)", "string", "boolean", "timestamp"
-TYPE_OF_KIND = {"b": BOOLEAN, "i": BIGINT, "d": DECIMAL, "t": TIMESTAMP, "s": STRING}
 # Segment's timestamp fields are timestamps whatever a run's values look like.
 ALWAYS_TIMESTAMP = ("timestamp", "original_timestamp", "sent_at", "received_at")
 
 
-def least_upper_bound(a: str, b: str) -> str:
+def least_upper_bound(a: ColumnType, b: ColumnType) -> ColumnType:
     if a == b:
         return a
-    if {a, b} == {BIGINT, DECIMAL}:
-        return DECIMAL
-    return STRING
+    if {a, b} == {ColumnType.BIGINT, ColumnType.DECIMAL}:
+        return ColumnType.DECIMAL
+    return ColumnType.STRING
 
 
-def type_of_kinds(kinds) -> str:
-    """The type of a column whose values in this run had ``kinds`` (``i``, ``d``, ...)."""
-    return reduce(least_upper_bound, sorted(TYPE_OF_KIND[k] for k in kinds))
+def type_of_kinds(kinds) -> ColumnType:
+    """The type of a column whose values in this run had ``kinds`` (ValueKind tags: ``i``, ``d``, ...)."""
+    return reduce(least_upper_bound, sorted(ValueKind(k).column_type for k in kinds))
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ def plan_schema(existing: list[tuple[str, str]] | None, observed: list[tuple[str
     for column, kinds, _ in sorted(observed, key=lambda item: item[2]):
         if column in known or not kinds:  # a column only ever null this run waits for a value
             continue
-        inferred = TIMESTAMP if column in ALWAYS_TIMESTAMP else type_of_kinds(kinds)
+        inferred = ColumnType.TIMESTAMP if column in ALWAYS_TIMESTAMP else type_of_kinds(kinds)
         columns.append((column, inferred))
         known.add(column)
         new.append(column)

@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 
 from . import write
 from .catalog import Catalog, TableChange
+from .column_types import ColumnType
 from .dedup import DEDUP_WINDOW_DAYS, duplicate_rows
 from .discover import new_files, read_lines
 from .errors import InvalidSettings, classify, jvm_failure
@@ -30,8 +31,9 @@ from .session import jvm_exit_code
 from .storage import LakeStorage, join, relative_path, write_text_without_spark
 
 DISCARDS_TABLE = "segment_discards"
-DISCARD_COLUMNS = [("table_name", "string"), ("column_name", "string"), ("message_id", "string"),
-                   ("received_at", "timestamp"), ("value", "string"), ("reason", "string")]
+DISCARD_COLUMNS = [("table_name", ColumnType.STRING), ("column_name", ColumnType.STRING),
+                   ("message_id", ColumnType.STRING), ("received_at", ColumnType.TIMESTAMP),
+                   ("value", ColumnType.STRING), ("reason", ColumnType.STRING)]
 
 Progress = Callable[[str], None]
 

@@ -44,17 +44,9 @@ public class WriteTables implements FlatMapFunction {
     static final int TABLE = 0, PARTITION = 1, MESSAGE_ID = 2, RECEIVED_AT = 3, FIELDS = 4, DISCARDS = 5;
     static final int STRING = 0, BIGINT = 1, DECIMAL = 2, BOOLEAN = 3, TIMESTAMP = 4;
     static final String[] TYPE_NAMES = {"string", "bigint", "decimal(38,6)", "boolean", "timestamp"};
-    static final String[] JSON_TYPES = {"string", "long", "decimal(38,6)", "boolean", "timestamp"};  // Spark's names
-    static final String DISCARDS_SCHEMA = "{\"type\":\"struct\",\"fields\":["
-        + "{\"name\":\"table_name\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
-        + "{\"name\":\"column_name\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
-        + "{\"name\":\"message_id\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
-        + "{\"name\":\"received_at\",\"type\":\"timestamp\",\"nullable\":true,\"metadata\":{}},"
-        + "{\"name\":\"value\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
-        + "{\"name\":\"reason\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}}]}";
-    static final String LANDED_SCHEMA = "{\"type\":\"struct\",\"fields\":["
-        + "{\"name\":\"message_id\",\"type\":\"string\",\"nullable\":true,\"metadata\":{}},"
-        + "{\"name\":\"received_at\",\"type\":\"timestamp\",\"nullable\":true,\"metadata\":{}}]}";
+    static final StructType DISCARDS_SCHEMA = StructType.fromDDL(
+        "table_name string, column_name string, message_id string, received_at timestamp, value string, reason string");
+    static final StructType LANDED_SCHEMA = StructType.fromDDL("message_id string, received_at timestamp");
 
     final Map columns;  // table -> list of [column, type name] in table order
     final Map settings;  // Hadoop and Parquet settings, prepared on the driver
@@ -81,7 +73,7 @@ public class WriteTables implements FlatMapFunction {
         Job job = Job.getInstance(spark.sessionState().newHadoopConf());
         // Spark's own set-up of a Parquet write (codec, timestamp type, write support), as for df.write
         new ParquetFileFormat().prepareWrite(spark, job, scala.collection.immutable.Map$.MODULE$.empty(),
-                                             (StructType) DataType.fromJson(DISCARDS_SCHEMA));
+                                             DISCARDS_SCHEMA);
         Map settings = new HashMap();
         Iterator entries = job.getConfiguration().iterator();
         while (entries.hasNext()) {
@@ -150,18 +142,16 @@ public class WriteTables implements FlatMapFunction {
 
         Table(String name, List pairs) {
             this.name = name;
-            StringBuilder json = new StringBuilder("{\"type\":\"struct\",\"fields\":[");
+            StructType fields = new StructType();
             types = new int[pairs.size()];
             for (int i = 0; i < pairs.size(); i++) {
                 List pair = (List) pairs.get(i);
                 String column = (String) pair.get(0), type = (String) pair.get(1);
                 index.put(UTF8String.fromString(column), Integer.valueOf(i));
                 types[i] = typeCode(type);
-                if (i > 0) json.append(',');
-                json.append("{\"name\":").append(quote(column)).append(",\"type\":").append(quote(JSON_TYPES[types[i]]))
-                    .append(",\"nullable\":true,\"metadata\":{}}");
+                fields = fields.add(column, DataType.fromDDL(type));  // the type names are Spark's DDL (column_types.py)
             }
-            schema = (StructType) DataType.fromJson(json.append("]}").toString());
+            schema = fields;
         }
     }
 
@@ -252,7 +242,7 @@ public class WriteTables implements FlatMapFunction {
             data.write(new GenericInternalRow(values));
             if (landed == null) {
                 landed = new Output("landed", null, null, stage + "/landed/" + prefix + (files++) + ".snappy.parquet",
-                                    (StructType) DataType.fromJson(LANDED_SCHEMA), hadoop, partitionId, attempt);
+                                    LANDED_SCHEMA, hadoop, partitionId, attempt);
             }
             landed.write(new GenericInternalRow(new Object[] {row.getUTF8String(MESSAGE_ID), receivedAt(row)}));
         }
@@ -264,7 +254,7 @@ public class WriteTables implements FlatMapFunction {
         void discard(InternalRow row, UTF8String column, UTF8String value, UTF8String reason) {
             if (discards == null) {
                 discards = new Output("discards", null, null, stage + "/discards/" + prefix + (files++) + ".snappy.parquet",
-                                      (StructType) DataType.fromJson(DISCARDS_SCHEMA), hadoop, partitionId, attempt);
+                                      DISCARDS_SCHEMA, hadoop, partitionId, attempt);
             }
             discards.write(new GenericInternalRow(new Object[] {
                 UTF8String.fromString(current.name), column, row.getUTF8String(MESSAGE_ID), receivedAt(row), value, reason}));
@@ -344,16 +334,5 @@ public class WriteTables implements FlatMapFunction {
         while (start < end && text.charAt(start) == ' ') start++;
         while (end > start && text.charAt(end - 1) == ' ') end--;
         return text.substring(start, end);
-    }
-
-    static String quote(String text) {
-        StringBuilder out = new StringBuilder("\"");
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c == '"' || c == '\\') out.append('\\').append(c);
-            else if (c < 0x20) out.append(String.format("\\u%04x", new Object[] {Integer.valueOf(c)}));
-            else out.append(c);
-        }
-        return out.append('"').toString();
     }
 }
