@@ -7,6 +7,7 @@ import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
@@ -21,7 +22,7 @@ from .dedup import DEDUP_WINDOW_DAYS, duplicate_rows
 from .discover import new_files, read_lines
 from .errors import InvalidSettings, classify, jvm_failure
 from .layout import LakeLayout
-from .infer import TableSchema, observe, plan_schema
+from .infer import Observed, TableSchema, observe, plan_schema
 from .parse import parse_lines
 from .report import RunResult, TableResult, render
 from .route import partition_keys, partition_values
@@ -44,6 +45,49 @@ _STARTED = time.monotonic()
 def stderr_progress(line: str) -> None:
     """Progress on stderr, with the seconds since the process started (JVM start-up included)."""
     print(f"segment-lake: [{time.monotonic() - _STARTED:6.1f}s] {line}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """The run's lines, parsed: the events (rejected lines left out), the counts, and the span of the
+    events' receivedAt (None without events)."""
+
+    events: DataFrame
+    read_count: int
+    rejected_count: int
+    span: tuple[datetime, datetime] | None
+
+
+@dataclass(frozen=True)
+class Deduped:
+    """The events to land (``accepted``), and the row ids of the duplicates (on disk until the run ends)."""
+
+    accepted: DataFrame
+    duplicates: DataFrame
+    duplicate_count: int
+    row_count: int
+
+
+@dataclass(frozen=True)
+class Inferred:
+    """Every table's schema for this run, its columns in the catalog (None for a new table), and what
+    the events showed."""
+
+    schemas: dict[str, TableSchema]
+    existing: dict[str, list[tuple[str, str]] | None]
+    observed: Observed
+
+
+@dataclass(frozen=True)
+class Written:
+    """Rows written per table and partition, and the values discarded."""
+
+    partitions: dict[str, dict[str, int]]
+    discarded_value_count: int
+
+    @property
+    def row_count(self) -> int:
+        return sum(sum(counts.values()) for counts in self.partitions.values())
 
 
 def new_run_id(now: datetime) -> str:
@@ -89,6 +133,8 @@ class Sync:
         return result
 
     def _run(self, result: RunResult) -> None:
+        """The stages, each returning a typed result; the report takes its counts from them as they finish
+        (a failed run's report has those of the stages it completed)."""
         manifest = self._manifest(result)
         redo = manifest.run_id != result.run_id
         result.run_id, result.start_time = manifest.run_id, datetime.fromisoformat(manifest.start_time)
@@ -97,68 +143,75 @@ class Sync:
             return
         # the catalog's first call starts the embedded metastore, for seconds: let it start while Spark parses
         database_ready = self._background.submit(self.catalog.ensure_database, self.settings.database)
-        # parsed once into the shuffle files the write needs; every stage reads those again
-        parsed = parse_lines(read_lines(self.spark, list(manifest.files)), self.settings.table_prefix,
-                             self.settings.date_partition, int(self.spark.conf.get("spark.sql.shuffle.partitions")))
-        span = self._count_parsed(parsed, result)
-        if result.rejected_count:
-            self._write_rejected(parsed, manifest.run_id)
-        events = parsed.where(F.col("reason").isNull())
-        duplicates = self._dedup(events, manifest.run_id, span).persist(StorageLevel.DISK_ONLY)
-        result.duplicate_count = duplicates.count()
-        result.row_count = result.read_count - result.rejected_count - result.duplicate_count
-        self.progress(f"dedup: {result.row_count} events to land, {result.duplicate_count} duplicates")
-        accepted = events.join(F.broadcast(duplicates), "_row", "left_anti")
+        parsed = self._parse(manifest)
+        result.read_count, result.rejected_count = parsed.read_count, parsed.rejected_count
+        deduped = self._dedup(parsed, manifest.run_id)
+        result.duplicate_count, result.row_count = deduped.duplicate_count, deduped.row_count
         database_ready.result()
-        schemas, existing, observed = self._infer(accepted)
+        inferred = self._infer(deduped.accepted)
         # the catalog learns the tables while they are written (a reader sees their new partitions
         # empty for a moment, never a row twice); the run finishes only when both are done
         registered = self._background.submit(self.catalog.register, self.settings.database, [
             TableChange(table, schema.columns, tuple(self.keys),
-                        tuple(partition_values(path) for path in observed.partitions[table]),
-                        self._table_location(table)) for table, schema in schemas.items()])
-        written = self._write(accepted, schemas, manifest.run_id, redo)
-        partitions: dict[str, dict[str, int]] = {}
-        for file in written:
-            if file.kind == write.DATA:
-                counts = partitions.setdefault(file.table, {})
-                counts[file.partition] = counts.get(file.partition, 0) + file.rows
-        landed = sum(sum(counts.values()) for counts in partitions.values())
-        if landed != result.row_count:  # every accepted event is written exactly once, or the run fails
-            raise RuntimeError(f"wrote {landed} rows for {result.row_count} accepted events")
-        result.discarded_value_count = sum(f.rows for f in written if f.kind == write.DISCARDS)
+                        tuple(partition_values(path) for path in inferred.observed.partitions[table]),
+                        self._table_location(table)) for table, schema in inferred.schemas.items()])
+        written = self._write(deduped.accepted, inferred.schemas, manifest.run_id, redo)
+        if written.row_count != deduped.row_count:  # every accepted event is written exactly once, or the run fails
+            raise RuntimeError(f"wrote {written.row_count} rows for {deduped.row_count} accepted events")
+        result.discarded_value_count = written.discarded_value_count
         result.tables = [TableResult(
-            table_name=table, database=self.settings.database, row_count=sum(partitions[table].values()),
-            partitions=sorted(partitions[table]), new_columns=list(schema.new_columns),
-            is_new=existing[table] is None) for table, schema in schemas.items()]
-        self.progress(f"write: {len(schemas)} tables, {result.discarded_value_count} discarded values")
+            table_name=table, database=self.settings.database, row_count=sum(written.partitions[table].values()),
+            partitions=sorted(written.partitions[table]), new_columns=list(schema.new_columns),
+            is_new=inferred.existing[table] is None) for table, schema in inferred.schemas.items()]
         registered.result()
-        if result.discarded_value_count:
+        if written.discarded_value_count:
             self.catalog.register(self.settings.database, [TableChange(
                 self.settings.table_prefix + DISCARDS_TABLE, tuple(DISCARD_COLUMNS), ("run_id",), ((manifest.run_id,),),
                 self.layout.discards)])
         self.progress("catalog: up to date")
         self.state.finish(manifest)
         self.progress(f"state: {len(manifest.files)} files processed by run {manifest.run_id}")
-        duplicates.unpersist()
+        deduped.duplicates.unpersist()
 
     # -- stages ------------------------------------------------------------------------------------
 
-    def _count_parsed(self, parsed: DataFrame, result: RunResult):
-        """Read and rejected counts, and the span of the accepted events' receivedAt (or None)."""
-        counted = parsed.groupBy(F.col("reason").isNotNull().alias("rejected")).agg(
+    def _parse(self, manifest: RunManifest) -> Parsed:
+        """Parses the run's files once into the shuffle files every later stage reads; counts the lines
+        and keeps the rejected ones."""
+        rows = parse_lines(read_lines(self.spark, list(manifest.files)), self.settings.table_prefix,
+                           self.settings.date_partition, int(self.spark.conf.get("spark.sql.shuffle.partitions")))
+        counted = rows.groupBy(F.col("reason").isNotNull().alias("rejected")).agg(
             F.count(F.lit(1)).alias("count"), F.min("_received_at").alias("first"), F.max("_received_at").alias("last"))
+        read = rejected = 0
         span = None
         for row in counted.collect():
-            result.read_count += row["count"]
+            read += row["count"]
             if row["rejected"]:
-                result.rejected_count = row["count"]
+                rejected = row["count"]
             else:
                 span = (row["first"], row["last"])
-        self.progress(f"parse: {result.read_count} lines, {result.rejected_count} rejected")
-        return span
+        self.progress(f"parse: {read} lines, {rejected} rejected")
+        if rejected:
+            (rows.where(F.col("reason").isNotNull()).select("file", "reason", "raw").repartition(1)
+             .write.mode("overwrite").json(self.layout.rejected_of_run(manifest.run_id)))
+        return Parsed(rows.where(F.col("reason").isNull()), read, rejected, span)
 
-    def _infer(self, accepted: DataFrame):
+    def _dedup(self, parsed: Parsed, run_id: str) -> Deduped:
+        landed = None
+        if parsed.span and self.storage.list_files(self.state.landed_uri):
+            # only ids landed within the dedup window of this run's events can match: Parquet statistics
+            # let Spark skip the rest of the ever-growing index
+            margin = timedelta(days=DEDUP_WINDOW_DAYS)
+            landed = self.spark.read.parquet(self.state.landed_uri).where(
+                F.col("received_at").between(parsed.span[0] - margin, parsed.span[1] + margin))
+        duplicates = duplicate_rows(parsed.events, landed, run_id).persist(StorageLevel.DISK_ONLY)
+        count = duplicates.count()
+        deduped = Deduped(parsed.events.join(F.broadcast(duplicates), "_row", "left_anti"), duplicates, count,
+                          parsed.read_count - parsed.rejected_count - count)
+        self.progress(f"dedup: {deduped.row_count} events to land, {count} duplicates")
+        return deduped
+
+    def _infer(self, accepted: DataFrame) -> Inferred:
         """Each table's schema (catalog columns plus this run's new ones), the catalog's columns, and
         what the run's events showed."""
         observed = observe(accepted)
@@ -167,20 +220,27 @@ class Sync:
         schemas = {table: plan_schema(existing[table], [o for o in observed.columns[table] if o[0] not in self.keys])
                    for table in tables}
         self.progress(f"infer: {len(schemas)} tables")
-        return schemas, existing, observed
+        return Inferred(schemas, existing, observed)
 
-    def _write(self, accepted: DataFrame, schemas: dict[str, TableSchema], run_id: str, redo: bool):
+    def _write(self, accepted: DataFrame, schemas: dict[str, TableSchema], run_id: str, redo: bool) -> Written:
         """Writes every table and the discards in one job, and publishes the files."""
         stage = self.layout.stage(run_id)
         self.storage.delete(stage, recursive=True)  # a crashed attempt's files
-        written = write.write_tables(
+        files = write.write_tables(
             accepted, {table: list(schema.columns) for table, schema in schemas.items()}, self.keys, stage,
             self.settings.max_records_per_file)
         discards = self.layout.discards_of_run(run_id)
         targets = {write.DISCARDS: discards, write.LANDED: self.state.landed_run_uri(run_id)}
-        write.publish(self.storage, written, lambda f: targets.get(f.kind) or join(self._table_location(f.table), f.partition),
+        write.publish(self.storage, files, lambda f: targets.get(f.kind) or join(self._table_location(f.table), f.partition),
                       run_id, redo)
         self.storage.delete(stage, recursive=True)
+        partitions: dict[str, dict[str, int]] = {}
+        for file in files:
+            if file.kind == write.DATA:
+                counts = partitions.setdefault(file.table, {})
+                counts[file.partition] = counts.get(file.partition, 0) + file.rows
+        written = Written(partitions, sum(f.rows for f in files if f.kind == write.DISCARDS))
+        self.progress(f"write: {len(schemas)} tables, {written.discarded_value_count} discarded values")
         return written
 
     def _manifest(self, result: RunResult) -> RunManifest:
@@ -202,23 +262,8 @@ class Sync:
         self.progress(f"discover: {len(files)} new files")
         return manifest
 
-    def _dedup(self, events: DataFrame, run_id: str, span) -> DataFrame:
-        landed = None
-        if span and self.storage.list_files(self.state.landed_uri):
-            # only ids landed within the dedup window of this run's events can match: Parquet statistics
-            # let Spark skip the rest of the ever-growing index
-            margin = timedelta(days=DEDUP_WINDOW_DAYS)
-            landed = self.spark.read.parquet(self.state.landed_uri).where(
-                F.col("received_at").between(span[0] - margin, span[1] + margin))
-        return duplicate_rows(events, landed, run_id)
-
     def _table_location(self, table: str) -> str:
         return self.layout.table(table[len(self.settings.table_prefix):])
-
-    def _write_rejected(self, parsed: DataFrame, run_id: str) -> None:
-        target = self.layout.rejected_of_run(run_id)
-        (parsed.where(F.col("reason").isNotNull()).select("file", "reason", "raw").repartition(1)
-         .write.mode("overwrite").json(target))
 
     def _report(self, result: RunResult, spark_alive: bool = True) -> None:
         result.finish_time = datetime.now(timezone.utc)
