@@ -74,7 +74,10 @@ def test_the_parser_slugs_keys_and_event_names_like_the_settings_do(spark):
     ('"2024-01-02T23:30:00-01:00"', "t2024-01-03 00:30:00.000000\x1f2024-01-02T23:30:00-01:00"),
     ('"2024-01-02T03:04:05+05"', "t2024-01-01 22:04:05.000000\x1f2024-01-02T03:04:05+05"),
     ('"2024-01-02T03:04:05+05:3"', "s2024-01-02T03:04:05+05:3"), ('"2024-01-02T03:04:05+24:00"', "s2024-01-02T03:04:05+24:00"),
-    ('"2024-01-02T03:04:05.1234567890Z"', "s2024-01-02T03:04:05.1234567890Z"), ('"2024-01-02T03:04:05.Z"', "s2024-01-02T03:04:05.Z"),
+    ('"2024-01-02T03:04:05.1234567890Z"', "t2024-01-02 03:04:05.123456\x1f2024-01-02T03:04:05.1234567890Z"),
+    ('"2020-01-24t11:59:02.402+05:30"', "t2020-01-24 06:29:02.402000\x1f2020-01-24t11:59:02.402+05:30"),
+    ('"2020-01-24t11:59:02z"', "t2020-01-24 11:59:02.000000\x1f2020-01-24t11:59:02z"),
+    ('"2024-01-02T03:04:05.Z"', "s2024-01-02T03:04:05.Z"),
     ('"2024-01-02T03:04:05Zulu"', "s2024-01-02T03:04:05Zulu"), ('"2024-01-02T03:04:5"', "s2024-01-02T03:04:5"),
 ])
 def test_values_carry_their_kind(spark, value, expected):
@@ -128,6 +131,7 @@ def test_a_repeated_key_keeps_its_first_place_and_its_last_value(spark):
     ('{"type":"identify","messageId":"","receivedAt":"2024-01-01T00:00:00Z"}', "no messageId"),
     ('{"type":"identify","messageId":"m"}', "no parseable receivedAt"),
     ('{"type":"identify","messageId":"m","receivedAt":"soon"}', "no parseable receivedAt"),
+    ('{"type":"identify","messageId":"m","receivedAt":"2024-01-01x00:00:00Z"}', "no parseable receivedAt"),
 ])
 def test_rejections_carry_their_reason(spark, line, reason):
     row = parse(spark, line)[0]
@@ -178,3 +182,10 @@ def test_plan_keeps_catalog_types_and_appends_new_columns_in_first_seen_order():
     assert schema.columns == (("a", "bigint"), ("b", "string"), ("sent_at", "timestamp"), ("d", "bigint"),
                               ("c", "string"))
     assert schema.new_columns == ("sent_at", "d", "c")
+
+
+def test_received_at_in_any_rfc3339_form_routes_the_event(spark):
+    row = parse(spark, '{"type":"identify","messageId":"m","receivedAt":"2020-01-24t11:59:02.402+05:30"}')[0]
+    assert row["reason"] is None
+    assert row["partition"] == "day=2020-01-24/hr=06"
+    assert row["_received_at"] == datetime(2020, 1, 24, 6, 29, 2, 402000)
