@@ -8,7 +8,7 @@ from segment_lake.catalog import table_columns
 from segment_lake.layout import LakeLayout
 from segment_lake.catalog.glue import GlueCatalog
 from segment_lake.catalog.local import LocalCatalog
-from segment_lake.settings import SyncSettings
+from segment_lake.settings import SyncSettings, join_prefix
 from segment_lake.storage import LakeStorage
 from segment_lake.sync import Sync
 
@@ -46,7 +46,7 @@ class Lake:
         return LakeLayout(self.lake_uri, self.source_id)
 
     def location(self, table):
-        return self.layout.table(table[len(self.table_prefix):])
+        return self.layout.table(table[len(join_prefix(self.table_prefix)):])
 
     def rows(self, table, keys=("day", "hr")):
         """Every row of ``table``, read from its files with the catalog's schema, as dicts."""

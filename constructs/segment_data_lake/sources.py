@@ -12,7 +12,8 @@ DATE_PARTITIONS = ("day_hour", "year_month_day_hour", "year_month_day", "day")
 
 
 def database_name_from_slug(slug: str) -> str:
-    """Glue database names are lower-case letters, digits and underscores."""
+    """Glue database names are lower-case letters, digits and underscores; the sync app derives the same
+    name (``segment_lake.settings.database_name``)."""
     return re.sub(r"[^a-z0-9_]+", "_", slug.lower()).strip("_")
 
 
@@ -24,7 +25,8 @@ class SegmentSource:
     :param slug: the source slug; names the default Glue database and the schedule.
     :param glue_database: Glue database of the source's tables (default: the slug,
         with characters Glue does not allow turned into ``_``).
-    :param table_prefix: prepended to every table name; required and distinct when
+    :param table_prefix: starts every table name, joined with ``_`` as Segment does
+        (``ios`` gives ``ios_identify``; ``ios_`` the same); required and distinct when
         sources share a database.
     :param date_partition: ``day_hour`` (default), ``year_month_day_hour``,
         ``year_month_day`` or ``day``.
@@ -52,6 +54,11 @@ class SegmentSource:
     def database(self) -> str:
         return self.glue_database or database_name_from_slug(self.slug)
 
+    @property
+    def table_name_prefix(self) -> str:
+        """What the sync starts table names with (``segment_lake.settings.join_prefix``)."""
+        return self.table_prefix if not self.table_prefix or self.table_prefix.endswith("_") else self.table_prefix + "_"
+
 
 def validate_sources(sources: Iterable[SegmentSource]) -> list[SegmentSource]:
     """Sources are unique and never write the same table of a shared database."""
@@ -70,7 +77,7 @@ def validate_sources(sources: Iterable[SegmentSource]) -> list[SegmentSource]:
     for database, sharing in by_database.items():
         if len(sharing) < 2:
             continue
-        prefixes = [s.table_prefix for s in sharing]
+        prefixes = [s.table_name_prefix for s in sharing]  # "ios" and "ios_" name the same tables
         if "" in prefixes or len(set(prefixes)) != len(prefixes):
             names = ", ".join(f"{s.slug} (prefix {s.table_prefix!r})" for s in sharing)
             validation.fail(f"sources {names} share Glue database {database!r}: give each a distinct non-empty table_prefix")

@@ -56,7 +56,7 @@ class SyncSettings:
         if self.catalog == "local" and not self.lake_uri.startswith("file:"):
             raise InvalidSettings(f"--catalog local keeps its metastore in the lake folder, so it needs a local --lake, "
                                   f"not {self.lake_uri!r}: use --catalog glue")
-        if not slug(self.database_name_source):
+        if not database_name(self.database_name_source):
             raise InvalidSettings(f"source slug {self.source_slug!r} has no letters or digits: pass --glue-database")
         if self.max_records_per_file < 1:
             raise InvalidSettings(f"max records per file {self.max_records_per_file} must be at least 1")
@@ -67,4 +67,29 @@ class SyncSettings:
 
     @property
     def database(self) -> str:
-        return self.glue_database or slug(self.database_name_source)
+        return self.glue_database or database_name(self.database_name_source)
+
+    @property
+    def table_name_prefix(self) -> str:
+        """What table names start with: the prefix joined with ``_`` (``ios`` -> ``ios_track_page_viewed``)."""
+        return join_prefix(self.table_prefix)
+
+    @property
+    def legacy_names(self) -> tuple[str | None, str | None]:
+        """The database and table prefix that earlier versions of this sync derived from the same options,
+        where they differ from today's (a lake they synced has those names): (database, table prefix)."""
+        database = None if self.glue_database else slug(self.database_name_source)
+        return (database if database != self.database else None,
+                self.table_prefix if self.table_prefix != self.table_name_prefix else None)
+
+
+def database_name(source_slug: str) -> str:
+    """A source slug (or id) names its database as Segment does: lower-cased, every run of characters other
+    than letters, digits and ``_`` turned into ``_`` (``iOS Prod`` -> ``ios_prod``). The constructs use
+    the same rule (``constructs/segment_data_lake/sources.py``)."""
+    return re.sub(r"[^a-z0-9_]+", "_", source_slug.lower()).strip("_")
+
+
+def join_prefix(prefix: str) -> str:
+    """Segment's ``<prefix>_<event type>``: a prefix that already ends in ``_`` gets no second one."""
+    return prefix if not prefix or prefix.endswith("_") else prefix + "_"

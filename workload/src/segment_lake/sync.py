@@ -142,7 +142,7 @@ class Sync:
             self.progress("discover: no new files; nothing to do")
             return
         # the catalog's first call starts the embedded metastore, for seconds: let it start while Spark parses
-        database_ready = self._background.submit(self.catalog.ensure_database, self.settings.database)
+        database_ready = self._background.submit(self._ensure_database)
         parsed = self._parse(manifest)
         result.read_count, result.rejected_count = parsed.read_count, parsed.rejected_count
         deduped = self._dedup(parsed, manifest.run_id)
@@ -166,7 +166,7 @@ class Sync:
         registered.result()
         if written.discarded_value_count:
             self.catalog.register(self.settings.database, [TableChange(
-                self.settings.table_prefix + DISCARDS_TABLE, tuple(DISCARD_COLUMNS), ("run_id",), ((manifest.run_id,),),
+                self.settings.table_name_prefix + DISCARDS_TABLE, tuple(DISCARD_COLUMNS), ("run_id",), ((manifest.run_id,),),
                 self.layout.discards)])
         self.progress("catalog: up to date")
         self.state.finish(manifest)
@@ -178,7 +178,7 @@ class Sync:
     def _parse(self, manifest: RunManifest) -> Parsed:
         """Parses the run's files once into the shuffle files every later stage reads; counts the lines
         and keeps the rejected ones."""
-        rows = parse_lines(read_lines(self.spark, list(manifest.files)), self.settings.table_prefix,
+        rows = parse_lines(read_lines(self.spark, list(manifest.files)), self.settings.table_name_prefix,
                            self.settings.date_partition, int(self.spark.conf.get("spark.sql.shuffle.partitions")))
         counted = rows.groupBy(F.col("reason").isNotNull().alias("rejected")).agg(
             F.count(F.lit(1)).alias("count"), F.min("_received_at").alias("first"), F.max("_received_at").alias("last"))
@@ -217,6 +217,7 @@ class Sync:
         observed = observe(accepted)
         tables = sorted(observed.columns)
         existing = self.catalog.tables_columns(self.settings.database, tables)
+        self._refuse_legacy_tables([table for table in tables if existing[table] is None])
         schemas = {table: plan_schema(existing[table], [o for o in observed.columns[table] if o[0] not in self.keys])
                    for table in tables}
         self.progress(f"infer: {len(schemas)} tables")
@@ -262,8 +263,33 @@ class Sync:
         self.progress(f"discover: {len(files)} new files")
         return manifest
 
+    def _ensure_database(self) -> None:
+        legacy, _ = self.settings.legacy_names
+        if legacy and not self.catalog.database_exists(self.settings.database) and self.catalog.database_exists(legacy):
+            raise InvalidSettings(
+                f"the catalog has database {legacy!r}, named from {self.settings.database_name_source!r} by an earlier "
+                f"version; Segment's name is {self.settings.database!r}: pass --glue-database {legacy} to keep "
+                f"syncing into it, or rename it (README: Names from earlier versions)")
+        self.catalog.ensure_database(self.settings.database)
+
+    def _refuse_legacy_tables(self, new_tables: list[str]) -> None:
+        """A table an earlier version named without the ``_`` after the prefix is not silently forked."""
+        _, legacy = self.settings.legacy_names
+        if not legacy or not new_tables:
+            return
+        suffix = len(self.settings.table_name_prefix)
+        old_names = {legacy + table[suffix:]: table for table in new_tables}
+        found = self.catalog.tables_columns(self.settings.database, sorted(old_names))
+        clashes = sorted(old for old, columns in found.items() if columns is not None)
+        if clashes:
+            named = ", ".join(repr(old) for old in clashes[:3]) + (" and more" if len(clashes) > 3 else "")
+            raise InvalidSettings(
+                f"the catalog has {named}, named by an earlier version without the '_' after prefix {legacy!r}; this "
+                f"version writes {old_names[clashes[0]]!r}: rename the old tables (README: Names from earlier versions) "
+                f"and sync again")
+
     def _table_location(self, table: str) -> str:
-        return self.layout.table(table[len(self.settings.table_prefix):])
+        return self.layout.table(table[len(self.settings.table_name_prefix):])
 
     def _report(self, result: RunResult, spark_alive: bool = True) -> None:
         result.finish_time = datetime.now(timezone.utc)

@@ -22,6 +22,9 @@ class TableChange:
 
 
 class Catalog(Protocol):
+    def database_exists(self, database: str) -> bool:
+        """Whether the database exists."""
+
     def ensure_database(self, database: str) -> bool:
         """Create the database when missing; True when it was created."""
 

@@ -59,6 +59,13 @@ class GlueCatalog:
                     self.add_columns(database, change.table, appended)
             self.add_partitions(database, change.table, list(change.keys), list(change.partitions), change.location)
 
+    def database_exists(self, database):
+        try:
+            self.glue.get_database(Name=database, **self._catalog)
+            return True
+        except self.glue.exceptions.EntityNotFoundException:
+            return False
+
     def ensure_database(self, database):
         try:
             self.glue.get_database(Name=database, **self._catalog)

@@ -18,11 +18,14 @@ class LocalCatalog:
         load_class(self.spark, "HiveTables")
         return self.spark.sparkContext._jvm.segmentlake.HiveTables
 
-    def ensure_database(self, database):
+    def database_exists(self, database):
         # starts the metastore (seconds) through the shared state: through the session catalog, its start
         # would hold a lock that planning any query waits for, and the sync starts it while a job runs
         self.spark._jsparkSession.sharedState().externalCatalog()
-        if self.spark.catalog.databaseExists(database):
+        return self.spark.catalog.databaseExists(database)
+
+    def ensure_database(self, database):
+        if self.database_exists(database):
             return False
         self.spark.sql(f"CREATE DATABASE IF NOT EXISTS `{database.replace('`', '``')}`")
         return True
