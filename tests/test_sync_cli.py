@@ -65,8 +65,10 @@ def test_local_default_end_to_end(tmp_path):
     assert "synced src1: read 19, landed 11, duplicates 1, rejected 7" in first.stdout
     progress = re.findall(r"^segment-lake: \[ *\d+\.\ds\] (\w+):", first.stderr, re.M)
     assert progress == ["discover", "parse", "dedup", "infer", "write", "catalog", "state", "report"]
+    assert "parse: 19 lines, 7 rejected" in first.stderr and "discover: 2 new files" in first.stderr
     second = run(*args, cwd=tmp_path)
     assert second.returncode == 0 and "read 0, landed 0, duplicates 0" in second.stdout
+    assert re.findall(r"discover: .*", second.stderr) == ["discover: no new files; nothing to do"]
 
     query = run("sql", "--lake", "lake", "select message_id, properties_revenue from web_app.track_order_completed "
                 "order by message_id", cwd=tmp_path)
@@ -131,3 +133,10 @@ def test_a_jvm_out_of_memory_is_named_and_the_failed_report_written(tmp_path):
     assert source["error"].startswith("Spark's JVM ran out of memory")
     pending = json.loads((tmp_path / "lake" / "segment-data" / "state" / "big" / "pending.json").read_text())
     assert [Path(f).name for f in pending["files"]] == ["huge.gz"]  # the next sync redoes the run
+
+
+def test_progress_counts_have_the_right_plural():
+    from segment_lake.sync import count
+
+    assert [count(1, "new file"), count(0, "table"), count(2, "discarded value")] == [
+        "1 new file", "0 tables", "2 discarded values"]

@@ -90,6 +90,11 @@ class Written:
         return sum(sum(counts.values()) for counts in self.partitions.values())
 
 
+def count(number: int, noun: str) -> str:
+    """``1 file``, ``2 files``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def new_run_id(now: datetime) -> str:
     return f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
 
@@ -170,7 +175,7 @@ class Sync:
                 self.layout.discards)])
         self.progress("catalog: up to date")
         self.state.finish(manifest)
-        self.progress(f"state: {len(manifest.files)} files processed by run {manifest.run_id}")
+        self.progress(f"state: {count(len(manifest.files), 'file')} processed by run {manifest.run_id}")
         deduped.duplicates.unpersist()
 
     # -- stages ------------------------------------------------------------------------------------
@@ -190,7 +195,7 @@ class Sync:
                 rejected = row["count"]
             else:
                 span = (row["first"], row["last"])
-        self.progress(f"parse: {read} lines, {rejected} rejected")
+        self.progress(f"parse: {count(read, 'line')}, {rejected} rejected")
         if rejected:
             (rows.where(F.col("reason").isNotNull()).select("file", "reason", "raw").repartition(1)
              .write.mode("overwrite").json(self.layout.rejected_of_run(manifest.run_id)))
@@ -205,10 +210,10 @@ class Sync:
             landed = self.spark.read.parquet(self.state.landed_uri).where(
                 F.col("received_at").between(parsed.span[0] - margin, parsed.span[1] + margin))
         duplicates = duplicate_rows(parsed.events, landed, run_id).persist(StorageLevel.DISK_ONLY)
-        count = duplicates.count()
-        deduped = Deduped(parsed.events.join(F.broadcast(duplicates), "_row", "left_anti"), duplicates, count,
-                          parsed.read_count - parsed.rejected_count - count)
-        self.progress(f"dedup: {deduped.row_count} events to land, {count} duplicates")
+        duplicates_found = duplicates.count()
+        deduped = Deduped(parsed.events.join(F.broadcast(duplicates), "_row", "left_anti"), duplicates,
+                          duplicates_found, parsed.read_count - parsed.rejected_count - duplicates_found)
+        self.progress(f"dedup: {count(deduped.row_count, 'event')} to land, {count(duplicates_found, 'duplicate')}")
         return deduped
 
     def _infer(self, accepted: DataFrame) -> Inferred:
@@ -220,7 +225,7 @@ class Sync:
         self._refuse_legacy_tables([table for table in tables if existing[table] is None])
         schemas = {table: plan_schema(existing[table], [o for o in observed.columns[table] if o[0] not in self.keys])
                    for table in tables}
-        self.progress(f"infer: {len(schemas)} tables")
+        self.progress(f"infer: {count(len(schemas), 'table')}")
         return Inferred(schemas, existing, observed)
 
     def _write(self, accepted: DataFrame, schemas: dict[str, TableSchema], run_id: str, redo: bool) -> Written:
@@ -241,7 +246,7 @@ class Sync:
                 counts = partitions.setdefault(file.table, {})
                 counts[file.partition] = counts.get(file.partition, 0) + file.rows
         written = Written(partitions, sum(f.rows for f in files if f.kind == write.DISCARDS))
-        self.progress(f"write: {len(schemas)} tables, {written.discarded_value_count} discarded values")
+        self.progress(f"write: {count(len(schemas), 'table')}, {count(written.discarded_value_count, 'discarded value')}")
         return written
 
     def _manifest(self, result: RunResult) -> RunManifest:
@@ -251,7 +256,7 @@ class Sync:
             self.state.finish(pending)  # crashed after advancing the state: only the cleanup was left
             pending = None
         if pending:
-            self.progress(f"discover: redoing unfinished run {pending.run_id} over {len(pending.files)} files")
+            self.progress(f"discover: redoing unfinished run {pending.run_id} over {count(len(pending.files), 'file')}")
             return pending
         if not self.storage.exists(self.settings.input_uri):
             raise InvalidSettings(f"input {self.settings.input_uri} does not exist: check --input "
@@ -260,7 +265,7 @@ class Sync:
         manifest = RunManifest(result.run_id, tuple(files), result.start_time.isoformat())
         if files:
             self.state.begin(manifest)
-        self.progress(f"discover: {len(files)} new files")
+            self.progress(f"discover: {count(len(files), 'new file')}")
         return manifest
 
     def _ensure_database(self) -> None:
