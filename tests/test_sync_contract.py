@@ -194,7 +194,7 @@ def test_dedup_by_message_id_in_a_run_and_across_runs(synced):
 def test_rejected_lines_kept_with_their_reason_and_file(synced):
     rejected = synced.first.rejected
     assert sorted(r["reason"] for r in rejected) == sorted([
-        "not JSON: Expecting value", "not a JSON object", "no type", "unknown type 'click'",
+        "not JSON at line 1 column 4: expecting value", "not a JSON object", "no type", "unknown type 'click'",
         "track without event", "no messageId", "no parseable receivedAt"])
     assert all(r["file"] and r["raw"] for r in rejected)
     assert sum(r["file"].endswith("b.json.gz") for r in rejected) == 2

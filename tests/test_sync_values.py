@@ -121,8 +121,13 @@ def test_a_repeated_key_keeps_its_first_place_and_its_last_value(spark):
 
 
 @pytest.mark.parametrize("line,reason", [
-    ("not json", "not JSON: Expecting value"), ("[1,2]", "not a JSON object"), ("5", "not a JSON object"),
-    ('{"type":"page"} {}', "not JSON: Extra data"), ('{"type":"page"', "not JSON: Unexpected end-of-input"),
+    ("not json", "not JSON at line 1 column 4: expecting value"), ("[1,2]", "not a JSON object"),
+    ("5", "not a JSON object"), ('{"type":"page"} {}', "not JSON at line 1 column 17: extra data"),
+    ('{"type":"page"', "not JSON at line 1 column 15: unexpected end-of-input"),
+    ('{"type":"track","event":"Order Completed","properties":{"note":"unfinished}}',
+     "not JSON at line 1 column 77: unterminated string"),
+    ('{"type":"track","event":{"name":"x"},"messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}', "event is not a string"),
+    ('{"type":"track","event":null,"messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}', "track without event"),
     ('{"messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}', "no type"),
     ('{"type":"click","messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}', "unknown type 'click'"),
     ('{"type":"track","messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}', "track without event"),

@@ -69,7 +69,7 @@ public class ParseEvent {
         try {
             event = MAPPER.readTree(line);
         } catch (JsonProcessingException error) {
-            return Parsed.rejected("not JSON: " + describe(error));
+            return Parsed.rejected(notJson(error));
         }
         if (event == null || !event.isObject()) return Parsed.rejected("not a JSON object");
         JsonNode type = event.get("type");
@@ -81,7 +81,8 @@ public class ParseEvent {
         String segmentType = kind;
         if (kind.equals("track")) {
             JsonNode name = event.get("event");
-            if (name == null || !name.isTextual() || name.textValue().strip().length() == 0) {
+            if (name != null && !name.isNull() && !name.isTextual()) return Parsed.rejected("event is not a string");
+            if (name == null || name.isNull() || name.textValue().strip().length() == 0) {
                 return Parsed.rejected("track without event");
             }
             String table = slug(name.textValue());
@@ -111,14 +112,23 @@ public class ParseEvent {
         return parsed;
     }
 
+    /** ``not JSON at line L column C: what`` (Jackson's line and column, 1-based). */
+    static String notJson(JsonProcessingException error) {
+        com.fasterxml.jackson.core.JsonLocation at = error.getLocation();
+        String where = at == null || at.getLineNr() < 1 ? "" : " at line " + at.getLineNr() + " column " + at.getColumnNr();
+        return "not JSON" + where + ": " + describe(error);
+    }
+
     static String describe(JsonProcessingException error) {
         String message = error.getOriginalMessage();
         if (message == null) return "unreadable";
-        // Python's words for the two commonest faults, as reasons have always said
-        if (message.startsWith("Unrecognized token")) return "Expecting value";
-        if (message.startsWith("Trailing token")) return "Extra data";
+        // Python's words for the commonest faults, as reasons have always said
+        if (message.startsWith("Unrecognized token")) return "expecting value";
+        if (message.startsWith("Trailing token")) return "extra data";
+        if (message.indexOf("expecting closing quote") >= 0) return "unterminated string";
         int colon = message.indexOf(':');
-        return colon > 0 ? message.substring(0, colon) : message;
+        String what = colon > 0 ? message.substring(0, colon) : message;
+        return what.length() == 0 ? what : Character.toLowerCase(what.charAt(0)) + what.substring(1);
     }
 
     /** A column's value in an event: null until a key naming it has a non-null value. */
