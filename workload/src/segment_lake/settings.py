@@ -75,13 +75,16 @@ class SyncSettings:
         return join_prefix(self.table_prefix)
 
     @property
-    def legacy_names(self) -> tuple[str | None, str | None]:
-        """The database and table prefix that earlier versions of this sync derived from the same options,
-        where they differ from today's (a lake they synced has those names): (database, table prefix)."""
-        database = None if self.glue_database else slug(self.database_name_source)
-        return (database if database != self.database else None,
-                self.table_prefix if self.table_prefix != self.table_name_prefix else None)
+    def legacy_database(self) -> str | None:
+        """The database earlier versions of this sync named from the same options (a camelCase split), when
+        it differs from today's: a lake they synced has it."""
+        legacy = None if self.glue_database else slug(self.database_name_source)
+        return legacy if legacy != self.database else None
 
+    @property
+    def legacy_table_prefix(self) -> str | None:
+        """The prefix earlier versions glued on without ``_``, when it differs from today's joined one."""
+        return self.table_prefix if self.table_prefix != self.table_name_prefix else None
 
 def database_name(source_slug: str) -> str:
     """A source slug (or id) names its database as Segment does: lower-cased, every run of characters other

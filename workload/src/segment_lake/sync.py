@@ -269,17 +269,20 @@ class Sync:
         return manifest
 
     def _ensure_database(self) -> None:
-        legacy, _ = self.settings.legacy_names
-        if legacy and not self.catalog.database_exists(self.settings.database) and self.catalog.database_exists(legacy):
-            raise InvalidSettings(
-                f"the catalog has database {legacy!r}, named from {self.settings.database_name_source!r} by an earlier "
-                f"version; Segment's name is {self.settings.database!r}: pass --glue-database {legacy} to keep "
-                f"syncing into it, or rename it (README: Names from earlier versions)")
-        self.catalog.ensure_database(self.settings.database)
+        legacy, database = self.settings.legacy_database, self.settings.database
+        if legacy:  # an earlier version may have named this source's database otherwise: do not fork it
+            if self.catalog.database_exists(database):
+                return
+            if self.catalog.database_exists(legacy):
+                raise InvalidSettings(
+                    f"the catalog has database {legacy!r}, named from {self.settings.database_name_source!r} by an "
+                    f"earlier version; Segment's name is {database!r}: pass --glue-database {legacy} to keep "
+                    f"syncing into it, or rename it (README: Names from earlier versions)")
+        self.catalog.ensure_database(database)
 
     def _refuse_legacy_tables(self, new_tables: list[str]) -> None:
         """A table an earlier version named without the ``_`` after the prefix is not silently forked."""
-        _, legacy = self.settings.legacy_names
+        legacy = self.settings.legacy_table_prefix
         if not legacy or not new_tables:
             return
         suffix = len(self.settings.table_name_prefix)
