@@ -9,8 +9,9 @@ from segment_lake.layout import LakeLayout
 from segment_lake.catalog.glue import GlueCatalog
 from segment_lake.catalog.local import LocalCatalog
 from segment_lake.settings import SyncSettings, join_prefix
+from segment_lake.state import SourceState
 from segment_lake.storage import LakeStorage
-from segment_lake.sync import Sync
+from segment_lake.sync import DUPLICATES_TABLE, Sync
 
 
 @dataclass
@@ -60,6 +61,13 @@ class Lake:
         location = self.layout.discards
         frame = self.spark.read.option("basePath", location).parquet(location)
         return sorted((r.asDict() for r in frame.collect()), key=lambda r: (r["message_id"], r["column_name"]))
+
+    def duplicates(self):
+        """The dropped duplicates' record, read with the catalog's schema, as dicts."""
+        location = SourceState(self.storage, self.layout.state).duplicates_uri
+        schema = ", ".join(f"`{n}` {t}" for n, t in self.columns(join_prefix(self.table_prefix) + DUPLICATES_TABLE))
+        rows = self.spark.read.schema(schema).parquet(location).collect()
+        return sorted((r.asDict() for r in rows), key=lambda r: (r["run_id"], r["message_id"]))
 
     def rejected(self):
         location = self.layout.rejected

@@ -75,6 +75,10 @@ def test_local_default_end_to_end(tmp_path):
     assert query.returncode == 0, query.stderr[-2000:]
     assert query.stdout.splitlines() == ["message_id\tproperties_revenue", "m1\t19.990000", "m10\t",
                                          "m2\t5.000000"]
+    dropped = run("sql", "--lake", "lake", "select message_id, table_name, original_received_at "
+                  "from web_app.segment_duplicates", cwd=tmp_path)
+    assert dropped.stdout.splitlines() == ["message_id\ttable_name\toriginal_received_at",
+                                           "m3\tidentify\t2024-01-02 05:00:00"]
     # the metastore lives in the lake; nothing lands in the working directory
     assert (tmp_path / "lake" / "segment-data" / "metastore" / "metastore_db").is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["input", "lake"]

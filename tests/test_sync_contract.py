@@ -29,6 +29,7 @@ class Snapshot:
     columns: dict
     rows: dict
     discards: list
+    duplicates: list
     rejected: list
     report: list
     identify_files: list
@@ -59,7 +60,7 @@ def _catalog(lake, spark, glue_client):
 def _snapshot(lake, result, spark, glue_client):
     tables = {t.table_name for t in result.tables} | TABLES_RUN1
     return Snapshot(result, {t: lake.columns(t) for t in tables | {"segment_discards"}},
-                    {t: lake.rows(t) for t in tables}, lake.discards(), lake.rejected(), lake.report(result),
+                    {t: lake.rows(t) for t in tables}, lake.discards(), lake.duplicates(), lake.rejected(), lake.report(result),
                     lake.data_files("identify"), _catalog(lake, spark, glue_client))
 
 
@@ -189,6 +190,22 @@ def test_dedup_by_message_id_in_a_run_and_across_runs(synced):
     orders = _orders(synced.second)
     assert set(orders) == {"m1", "m2", "m10", "m22"}
     assert orders["m1"]["properties_revenue"] == Decimal("19.99")  # the duplicate did not land
+
+
+def test_dropped_duplicates_are_recorded_with_the_event_they_repeat(synced):
+    first, second = synced.first, synced.second
+    run1, run2 = first.result.run_id, second.result.run_id
+    assert [(d["message_id"], d["received_at"], d["table_name"], d["file"].rsplit("/", 1)[-1], d["run_id"],
+             d["original_run_id"], d["original_received_at"]) for d in second.duplicates] == [
+        ("m3", datetime(2024, 1, 2, 5, 0, 9), "identify", "a.json", run1, run1, datetime(2024, 1, 2, 5)),
+        ("m1", datetime(2024, 1, 3), "track_order_completed", "c.json", run2, run1, datetime(2024, 1, 2, 3, 4, 5)),
+        ("m24", datetime(2024, 1, 3, 4, 0, 1), "screen", "c.json", run2, run2, datetime(2024, 1, 3, 4))]
+    for snapshot in (first, second):  # the report counts the record's rows of its run
+        run = snapshot.result.run_id
+        assert snapshot.result.duplicate_count == sum(d["run_id"] == run for d in snapshot.duplicates)
+    assert synced.lake.columns("segment_duplicates") == [
+        ("message_id", "string"), ("received_at", "timestamp"), ("table_name", "string"), ("file", "string"),
+        ("run_id", "string"), ("original_run_id", "string"), ("original_received_at", "timestamp")]
 
 
 def test_rejected_lines_kept_with_their_reason_and_file(synced):

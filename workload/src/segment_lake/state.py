@@ -1,5 +1,6 @@
 """Per-source sync state, kept in the lake: the pending run's manifest, the files each finished
-run processed, and the messageIds each run landed (for cross-run dedup).
+run processed, the messageIds each run landed (for cross-run dedup), and the duplicates each run
+dropped (kept for the dedup window).
 
 A run first writes its manifest (run id and input files). If it crashes, the next sync redoes
 that same run with the same id and files, so deterministic outputs are overwritten, never doubled.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 
 from .storage import LakeStorage, join
 
@@ -36,6 +38,7 @@ class SourceState:
         self.pending_uri = join(self.root, "pending.json")
         self.processed_uri = join(self.root, "processed")
         self.landed_uri = join(self.root, "landed")
+        self.duplicates_uri = join(self.root, "duplicates")
 
     def pending(self) -> RunManifest | None:
         if not self.storage.exists(self.pending_uri):
@@ -58,6 +61,14 @@ class SourceState:
         """Advance the processed files, then clear the pending manifest."""
         self.storage.write_text(self._processed_file(manifest.run_id), manifest.to_json())
         self.storage.delete(self.pending_uri)
+
+    def prune_duplicates(self, before: datetime) -> None:
+        """Forget the duplicates dropped by runs that started before ``before``: the files are named
+        ``part-<run id>-<n>``, and a run id starts with its start time."""
+        cutoff = f"part-{before:%Y%m%dT%H%M%SZ}"
+        for info in self.storage.list_files(self.duplicates_uri):
+            if info.uri.rsplit("/", 1)[-1] < cutoff:
+                self.storage.delete(info.uri)
 
     def landed_run_uri(self, run_id: str) -> str:
         return join(self.landed_uri, f"run_id={run_id}")

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from . import write
 from .catalog import Catalog, TableChange
 from .column_types import ColumnType
-from .dedup import DEDUP_WINDOW_DAYS, duplicate_rows
+from .dedup import DEDUP_WINDOW_DAYS, DUPLICATE_COLUMNS, duplicate_rows
 from .discover import new_files, read_lines
 from .errors import InvalidSettings, classify, jvm_failure
 from .layout import LakeLayout
@@ -32,6 +32,7 @@ from .session import jvm_exit_code
 from .storage import LakeStorage, join, relative_path, write_text_without_spark
 
 DISCARDS_TABLE = "segment_discards"
+DUPLICATES_TABLE = "segment_duplicates"
 DISCARD_COLUMNS = [("table_name", ColumnType.STRING), ("column_name", ColumnType.STRING),
                    ("message_id", ColumnType.STRING), ("received_at", ColumnType.TIMESTAMP),
                    ("value", ColumnType.STRING), ("reason", ColumnType.STRING)]
@@ -60,7 +61,7 @@ class Parsed:
 
 @dataclass(frozen=True)
 class Deduped:
-    """The events to land (``accepted``), and the row ids of the duplicates (on disk until the run ends)."""
+    """The events to land (``accepted``), and the duplicates: their row ids and record (on disk until the run ends)."""
 
     accepted: DataFrame
     duplicates: DataFrame
@@ -160,7 +161,7 @@ class Sync:
             TableChange(table, schema.columns, tuple(self.keys),
                         tuple(partition_values(path) for path in inferred.observed.partitions[table]),
                         self._table_location(table)) for table, schema in inferred.schemas.items()])
-        written = self._write(deduped.accepted, inferred.schemas, manifest.run_id, redo)
+        written = self._write(deduped, inferred.schemas, manifest.run_id, redo)
         if written.row_count != deduped.row_count:  # every accepted event is written exactly once, or the run fails
             raise RuntimeError(f"wrote {written.row_count} rows for {deduped.row_count} accepted events")
         result.discarded_value_count = written.discarded_value_count
@@ -169,11 +170,17 @@ class Sync:
             partitions=sorted(written.partitions[table]), new_columns=list(schema.new_columns),
             is_new=inferred.existing[table] is None) for table, schema in inferred.schemas.items()]
         registered.result()
+        records = []
         if written.discarded_value_count:
-            self.catalog.register(self.settings.database, [TableChange(
-                self.settings.table_name_prefix + DISCARDS_TABLE, tuple(DISCARD_COLUMNS), ("run_id",), ((manifest.run_id,),),
-                self.layout.discards)])
+            records.append(TableChange(self.settings.table_name_prefix + DISCARDS_TABLE, tuple(DISCARD_COLUMNS),
+                                       ("run_id",), ((manifest.run_id,),), self.layout.discards))
+        if deduped.duplicate_count:
+            records.append(TableChange(self.settings.table_name_prefix + DUPLICATES_TABLE, DUPLICATE_COLUMNS, (), (),
+                                       self.state.duplicates_uri))
+        if records:
+            self.catalog.register(self.settings.database, records)
         self.progress("catalog: up to date")
+        self.state.prune_duplicates(result.start_time - timedelta(days=DEDUP_WINDOW_DAYS))
         self.state.finish(manifest)
         self.progress(f"state: {count(len(manifest.files), 'file')} processed by run {manifest.run_id}")
         deduped.duplicates.unpersist()
@@ -211,7 +218,7 @@ class Sync:
                 F.col("received_at").between(parsed.span[0] - margin, parsed.span[1] + margin))
         duplicates = duplicate_rows(parsed.events, landed, run_id).persist(StorageLevel.DISK_ONLY)
         duplicates_found = duplicates.count()
-        deduped = Deduped(parsed.events.join(F.broadcast(duplicates), "_row", "left_anti"), duplicates,
+        deduped = Deduped(parsed.events.join(F.broadcast(duplicates.select("_row")), "_row", "left_anti"), duplicates,
                           duplicates_found, parsed.read_count - parsed.rejected_count - duplicates_found)
         self.progress(f"dedup: {count(deduped.row_count, 'event')} to land, {count(duplicates_found, 'duplicate')}")
         return deduped
@@ -228,15 +235,17 @@ class Sync:
         self.progress(f"infer: {count(len(schemas), 'table')}")
         return Inferred(schemas, existing, observed)
 
-    def _write(self, accepted: DataFrame, schemas: dict[str, TableSchema], run_id: str, redo: bool) -> Written:
-        """Writes every table and the discards in one job, and publishes the files."""
+    def _write(self, deduped: Deduped, schemas: dict[str, TableSchema], run_id: str, redo: bool) -> Written:
+        """Writes every table and the discards in one job, and the duplicates' record; publishes the files."""
         stage = self.layout.stage(run_id)
         self.storage.delete(stage, recursive=True)  # a crashed attempt's files
         files = write.write_tables(
-            accepted, {table: list(schema.columns) for table, schema in schemas.items()}, self.keys, stage,
+            deduped.accepted, {table: list(schema.columns) for table, schema in schemas.items()}, self.keys, stage,
             self.settings.max_records_per_file)
-        discards = self.layout.discards_of_run(run_id)
-        targets = {write.DISCARDS: discards, write.LANDED: self.state.landed_run_uri(run_id)}
+        if deduped.duplicate_count:
+            files += write.write_duplicates(deduped.duplicates.drop("_row"), deduped.duplicate_count, stage, self.storage)
+        targets = {write.DISCARDS: self.layout.discards_of_run(run_id), write.LANDED: self.state.landed_run_uri(run_id),
+                   write.DUPLICATES: self.state.duplicates_uri}
         write.publish(self.storage, files, lambda f: targets.get(f.kind) or join(self._table_location(f.table), f.partition),
                       run_id, redo)
         self.storage.delete(stage, recursive=True)

@@ -21,7 +21,7 @@ from .infer import ALWAYS_TIMESTAMP
 from .jvm_code import load_class
 from .storage import LakeStorage, join
 
-DATA, DISCARDS, LANDED = "data", "discards", "landed"
+DATA, DISCARDS, LANDED, DUPLICATES = "data", "discards", "landed", "duplicates"
 
 # A column whose every value differs (an event's id and times) gains nothing from a Parquet dictionary
 # but costs a hash lookup per value until Parquet gives up on it: a fifth of a sync's CPU at 1M events.
@@ -31,7 +31,7 @@ PARQUET_SETTINGS = {f"parquet.enable.dictionary#{column}": "false" for column in
 
 @dataclass(frozen=True)
 class WrittenFile:
-    kind: str  # DATA, DISCARDS or LANDED (the messageId and receivedAt of the data rows)
+    kind: str  # DATA, DISCARDS, LANDED (the messageId and receivedAt of the data rows) or DUPLICATES
     table: str | None  # DATA only
     partition: str | None  # DATA only; e.g. day=2024-01-02/hr=03
     uri: str
@@ -57,6 +57,14 @@ def write_tables(events: DataFrame, columns: dict[str, list[tuple[str, str]]], k
         written.append(WrittenFile(kind, table if kind == DATA else None, partition_path if kind == DATA else None,
                                    uri, int(count)))
     return written
+
+
+def write_duplicates(duplicates: DataFrame, count: int, stage_uri: str, storage: LakeStorage) -> list[WrittenFile]:
+    """Write the record of a run's ``count`` dropped duplicates as one Parquet file below ``stage_uri``."""
+    folder = join(stage_uri, DUPLICATES)
+    duplicates.coalesce(1).write.parquet(folder)
+    return [WrittenFile(DUPLICATES, None, None, f.uri, count) for f in storage.list_files(folder)
+            if f.uri.endswith(".parquet")]
 
 
 def publish(storage: LakeStorage, files: Iterable[WrittenFile], target: Callable[[WrittenFile], str], run_id: str,
