@@ -63,12 +63,27 @@ def test_local_default_end_to_end(tmp_path):
     first = run(*args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
     assert "synced src1: read 19, landed 11, duplicates 1, rejected 7" in first.stdout
-    progress = re.findall(r"^segment-lake: \[ *\d+\.\ds\] (\w+):", first.stderr, re.M)
-    assert progress == ["discover", "parse", "dedup", "infer", "write", "catalog", "state", "report"]
-    assert "parse: 19 lines, 7 rejected" in first.stderr and "discover: 2 new files" in first.stderr
+    # where to look next, named by the summary
+    run_id = re.search(r"run_id=(\S+)/report.json", first.stdout).group(1)
+    assert first.stdout.splitlines()[1:] == [
+        f"  report: {tmp_path}/lake/segment-data/reports/day={run_id[:4]}-{run_id[4:6]}-{run_id[6:8]}/source=src1/"
+        f"run_id={run_id}/report.json",
+        f"  rejected lines: {tmp_path}/lake/segment-data/rejected/src1/run_id={run_id}/",
+        f"  duplicates: web_app.segment_duplicates where run_id = '{run_id}'",
+        f"  discarded values: web_app.segment_discards where run_id = '{run_id}'"]
+    # every stage ends with its outcome and time; the long ones say what they do when they start;
+    # Spark's start-up warnings are not shown
+    lines = first.stderr.splitlines()
+    assert all(line.startswith("segment-lake: [") for line in lines), lines
+    ended = re.findall(r"^segment-lake: \[ *\d+\.\ds\] (\w+): .* \(\d+\.\ds\)$", first.stderr, re.M)
+    assert ended == ["discover", "parse", "dedup", "infer", "write", "catalog", "state"]
+    assert re.search(r"parse: reading 2 files\n.*parse: 19 lines, 7 rejected \(", first.stderr)
+    assert re.search(r"write: casting and writing 7 tables as Parquet\n", first.stderr)
+    assert "discover: 2 new files (" in first.stderr
     second = run(*args, cwd=tmp_path)
     assert second.returncode == 0 and "read 0, landed 0, duplicates 0" in second.stdout
-    assert re.findall(r"discover: .*", second.stderr) == ["discover: no new files; nothing to do"]
+    assert len(re.findall(r"discover: ", second.stderr)) == 1
+    assert re.search(r"discover: no new files; nothing to do \(\d+\.\ds\)", second.stderr)
 
     query = run("sql", "--lake", "lake", "select message_id, properties_revenue from web_app.track_order_completed "
                 "order by message_id", cwd=tmp_path)
@@ -140,7 +155,15 @@ def test_a_jvm_out_of_memory_is_named_and_the_failed_report_written(tmp_path):
 
 
 def test_progress_counts_have_the_right_plural():
-    from segment_lake.sync import count
+    from segment_lake.progress import count
 
     assert [count(1, "new file"), count(0, "table"), count(2, "discarded value")] == [
         "1 new file", "0 tables", "2 discarded values"]
+
+
+def test_verbose_shows_what_spark_says(tmp_path):
+    quiet = run("sql", "--lake", "lake", "select 1 as one", cwd=tmp_path)
+    verbose = run("sql", "--verbose", "--lake", "lake", "select 1 as one", cwd=tmp_path)
+    assert quiet.stdout == verbose.stdout == "one\n1\n"
+    assert quiet.stderr == ""
+    assert 'Setting default log level to "WARN"' in verbose.stderr

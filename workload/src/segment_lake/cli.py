@@ -42,6 +42,7 @@ def parser() -> argparse.ArgumentParser:
     sync.add_argument("--driver-memory", help="Spark's heap in local mode, e.g. 4g (default: SEGMENT_LAKE_DRIVER_MEMORY, "
                                               "else 40%% of this machine's memory, at most 2g)")
     sync.add_argument("--cores", type=int, help="cores Spark uses in local mode (default: SEGMENT_LAKE_CORES, else all)")
+    sync.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
 
     gen = commands.add_parser("generate", help="write realistic raw Segment events for tests and benchmarks",
                               description="Write deterministic, realistic raw Segment events in the S3 destination's "
@@ -67,6 +68,7 @@ def parser() -> argparse.ArgumentParser:
                               description="Run one Spark SQL statement against the embedded catalog of a local lake.")
     sql.add_argument("--lake", required=True, help="local lake root")
     sql.add_argument("query", help='for example "select count(*) from web_app.identify"')
+    sql.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
     return top
 
 
@@ -82,12 +84,16 @@ def run_sync(args: argparse.Namespace) -> int:
         glue_database=args.glue_database, table_prefix=args.table_prefix, date_partition=args.date_partition,
         catalog=args.catalog, max_records_per_file=args.max_records_per_file, workspace_id=args.workspace_id)
     spark = build_session(f"segment-lake sync {settings.source_id}", settings.lake_uri,
-                          local_catalog=settings.catalog == "local", memory=args.driver_memory, task_slots=args.cores)
+                          local_catalog=settings.catalog == "local", memory=args.driver_memory, task_slots=args.cores,
+                          verbose=args.verbose)
     catalog = LocalCatalog(spark) if settings.catalog == "local" else GlueCatalog(region=args.aws_region)
-    result = Sync(spark, settings, catalog).run()
+    sync = Sync(spark, settings, catalog)
+    result = sync.run()
     print(f"synced {settings.source_id}: read {result.read_count}, landed {result.row_count}, "
           f"duplicates {result.duplicate_count}, rejected {result.rejected_count}, "
           f"discarded values {result.discarded_value_count}, tables {len(result.tables)}")
+    for line in sync.where(result):
+        print(f"  {line}")
     return 0
 
 
@@ -120,7 +126,7 @@ def run_sql(args: argparse.Namespace) -> int:
     from .settings import SyncSettings
 
     lake = SyncSettings(source_id="sql", input_uri=args.lake, lake_uri=args.lake).lake_uri
-    spark = build_session("segment-lake sql", lake)
+    spark = build_session("segment-lake sql", lake, verbose=args.verbose)
     frame = spark.sql(args.query)
     print("\t".join(frame.columns))
     for row in frame.collect():

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -18,6 +19,8 @@ def _under_spark_submit() -> bool:
     # spark-submit starts the Python driver with a gateway to its JVM.
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
+
+QUIET_LOGGING = Path(__file__).with_name("log4j2.properties")
 
 # The sync streams its rows through shuffle files on disk, so its heap does not grow with a run:
 # 2 GB holds a run of 5M events, and a smaller machine gives 40% of its memory.
@@ -72,9 +75,10 @@ def _jvm_going_down(error: BaseException) -> bool:
 
 
 def build_session(app_name: str, lake_uri: str | None = None, local_catalog: bool = True,
-                  memory: str | None = None, task_slots: int | None = None) -> SparkSession:
+                  memory: str | None = None, task_slots: int | None = None, verbose: bool = False) -> SparkSession:
     """A session for ``app_name``; with a local ``lake_uri`` and ``local_catalog``, its metastore lives in the lake.
-    In local mode, ``memory`` and ``task_slots`` override the defaults of driver_memory() and cores()."""
+    In local mode, ``memory`` and ``task_slots`` override the defaults of driver_memory() and cores(), and
+    Spark logs only errors unless ``verbose``."""
     builder = SparkSession.builder.appName(app_name)
     java_options = []
     if not _under_spark_submit():
@@ -93,6 +97,8 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
         # A sync is a minute of many short Spark queries: at the default thresholds the JIT compilers
         # spent a third of its CPU compiling code that ran a few hundred times (5-8% faster end to end).
         java_options.append("-XX:CompileThresholdScaling=3")
+        if not verbose:  # from the JVM's start: its first warnings come before any setLogLevel
+            java_options.append(f'"-Dlog4j.configurationFile={QUIET_LOGGING}"')
     builder = (builder.config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.parquet.compression.codec", "snappy")
                .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
@@ -123,5 +129,5 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
     if java_options:
         builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(os.environ.get("SEGMENT_LAKE_LOG_LEVEL", "ERROR"))
+    spark.sparkContext.setLogLevel(os.environ.get("SEGMENT_LAKE_LOG_LEVEL", "WARN" if verbose else "ERROR"))
     return spark

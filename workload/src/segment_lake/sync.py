@@ -3,14 +3,10 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Callable
-
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -24,6 +20,7 @@ from .errors import InvalidSettings, classify, jvm_failure
 from .layout import LakeLayout
 from .infer import Observed, TableSchema, observe, plan_schema
 from .parse import parse_lines
+from .progress import HEARTBEAT_SECONDS, Progress, Sink, count, spark_tasks, stderr_sink
 from .report import RunResult, TableResult, render
 from .route import partition_keys, partition_values
 from .settings import SyncSettings
@@ -36,17 +33,6 @@ DUPLICATES_TABLE = "segment_duplicates"
 DISCARD_COLUMNS = [("table_name", ColumnType.STRING), ("column_name", ColumnType.STRING),
                    ("message_id", ColumnType.STRING), ("received_at", ColumnType.TIMESTAMP),
                    ("value", ColumnType.STRING), ("reason", ColumnType.STRING)]
-
-Progress = Callable[[str], None]
-
-
-_STARTED = time.monotonic()
-
-
-def stderr_progress(line: str) -> None:
-    """Progress on stderr, with the seconds since the process started (JVM start-up included)."""
-    print(f"segment-lake: [{time.monotonic() - _STARTED:6.1f}s] {line}", file=sys.stderr, flush=True)
-
 
 @dataclass(frozen=True)
 class Parsed:
@@ -91,24 +77,19 @@ class Written:
         return sum(sum(counts.values()) for counts in self.partitions.values())
 
 
-def count(number: int, noun: str) -> str:
-    """``1 file``, ``2 files``."""
-    return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
 def new_run_id(now: datetime) -> str:
     return f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
 
 
 class Sync:
-    """Runs one sync; every stage reports a progress line."""
+    """Runs one sync; every stage reports its outcome and time to ``progress``."""
 
     def __init__(self, spark: SparkSession, settings: SyncSettings, catalog: Catalog,
-                 progress: Progress = stderr_progress) -> None:
+                 progress: Sink = stderr_sink, heartbeat_seconds: float = HEARTBEAT_SECONDS) -> None:
         self.spark = spark
         self.settings = settings
         self.catalog = catalog
-        self.progress = progress
+        self.progress = Progress(progress, spark_tasks(spark), heartbeat_seconds)
         self.storage = LakeStorage(spark)
         self.lake = settings.lake_uri
         self.layout = LakeLayout(self.lake, settings.source_id)
@@ -141,11 +122,13 @@ class Sync:
     def _run(self, result: RunResult) -> None:
         """The stages, each returning a typed result; the report takes its counts from them as they finish
         (a failed run's report has those of the stages it completed)."""
-        manifest = self._manifest(result)
-        redo = manifest.run_id != result.run_id
+        with self.progress.stage("discover") as done:
+            manifest = self._manifest(result)
+            redo = manifest.run_id != result.run_id
+            done(f"redoing unfinished run {manifest.run_id} over {count(len(manifest.files), 'file')}" if redo
+                 else f"{count(len(manifest.files), 'new file')}" if manifest.files else "no new files; nothing to do")
         result.run_id, result.start_time = manifest.run_id, datetime.fromisoformat(manifest.start_time)
         if not manifest.files:
-            self.progress("discover: no new files; nothing to do")
             return
         # the catalog's first call starts the embedded metastore, for seconds: let it start while Spark parses
         database_ready = self._background.submit(self._ensure_database)
@@ -169,7 +152,6 @@ class Sync:
             table_name=table, database=self.settings.database, row_count=sum(written.partitions[table].values()),
             partitions=sorted(written.partitions[table]), new_columns=list(schema.new_columns),
             is_new=inferred.existing[table] is None) for table, schema in inferred.schemas.items()]
-        registered.result()
         records = []
         if written.discarded_value_count:
             records.append(TableChange(self.settings.table_name_prefix + DISCARDS_TABLE, tuple(DISCARD_COLUMNS),
@@ -177,12 +159,15 @@ class Sync:
         if deduped.duplicate_count:
             records.append(TableChange(self.settings.table_name_prefix + DUPLICATES_TABLE, DUPLICATE_COLUMNS, (), (),
                                        self.state.duplicates_uri))
-        if records:
-            self.catalog.register(self.settings.database, records)
-        self.progress("catalog: up to date")
-        self.state.prune_duplicates(result.start_time - timedelta(days=DEDUP_WINDOW_DAYS))
-        self.state.finish(manifest)
-        self.progress(f"state: {count(len(manifest.files), 'file')} processed by run {manifest.run_id}")
+        with self.progress.stage("catalog") as done:
+            registered.result()
+            if records:
+                self.catalog.register(self.settings.database, records)
+            done(f"{count(len(inferred.schemas) + len(records), 'table')} up to date")
+        with self.progress.stage("state") as done:
+            self.state.prune_duplicates(result.start_time - timedelta(days=DEDUP_WINDOW_DAYS))
+            self.state.finish(manifest)
+            done(f"{count(len(manifest.files), 'file')} processed by run {manifest.run_id}")
         deduped.duplicates.unpersist()
 
     # -- stages ------------------------------------------------------------------------------------
@@ -190,22 +175,24 @@ class Sync:
     def _parse(self, manifest: RunManifest) -> Parsed:
         """Parses the run's files once into the shuffle files every later stage reads; counts the lines
         and keeps the rejected ones."""
-        rows = parse_lines(read_lines(self.spark, list(manifest.files)), self.settings.table_name_prefix,
-                           self.settings.date_partition, int(self.spark.conf.get("spark.sql.shuffle.partitions")))
-        counted = rows.groupBy(F.col("reason").isNotNull().alias("rejected")).agg(
-            F.count(F.lit(1)).alias("count"), F.min("_received_at").alias("first"), F.max("_received_at").alias("last"))
-        read = rejected = 0
-        span = None
-        for row in counted.collect():
-            read += row["count"]
-            if row["rejected"]:
-                rejected = row["count"]
-            else:
-                span = (row["first"], row["last"])
-        self.progress(f"parse: {count(read, 'line')}, {rejected} rejected")
-        if rejected:
-            (rows.where(F.col("reason").isNotNull()).select("file", "reason", "raw").repartition(1)
-             .write.mode("overwrite").json(self.layout.rejected_of_run(manifest.run_id)))
+        with self.progress.stage("parse", f"reading {count(len(manifest.files), 'file')}") as done:
+            rows = parse_lines(read_lines(self.spark, list(manifest.files)), self.settings.table_name_prefix,
+                               self.settings.date_partition, int(self.spark.conf.get("spark.sql.shuffle.partitions")))
+            counted = rows.groupBy(F.col("reason").isNotNull().alias("rejected")).agg(
+                F.count(F.lit(1)).alias("count"), F.min("_received_at").alias("first"),
+                F.max("_received_at").alias("last"))
+            read = rejected = 0
+            span = None
+            for row in counted.collect():
+                read += row["count"]
+                if row["rejected"]:
+                    rejected = row["count"]
+                else:
+                    span = (row["first"], row["last"])
+            if rejected:
+                (rows.where(F.col("reason").isNotNull()).select("file", "reason", "raw").repartition(1)
+                 .write.mode("overwrite").json(self.layout.rejected_of_run(manifest.run_id)))
+            done(f"{count(read, 'line')}, {rejected} rejected")
         return Parsed(rows.where(F.col("reason").isNull()), read, rejected, span)
 
     def _dedup(self, parsed: Parsed, run_id: str) -> Deduped:
@@ -216,46 +203,51 @@ class Sync:
             margin = timedelta(days=DEDUP_WINDOW_DAYS)
             landed = self.spark.read.parquet(self.state.landed_uri).where(
                 F.col("received_at").between(parsed.span[0] - margin, parsed.span[1] + margin))
-        duplicates = duplicate_rows(parsed.events, landed, run_id).persist(StorageLevel.DISK_ONLY)
-        duplicates_found = duplicates.count()
-        deduped = Deduped(parsed.events.join(F.broadcast(duplicates.select("_row")), "_row", "left_anti"), duplicates,
-                          duplicates_found, parsed.read_count - parsed.rejected_count - duplicates_found)
-        self.progress(f"dedup: {count(deduped.row_count, 'event')} to land, {count(duplicates_found, 'duplicate')}")
+        with self.progress.stage("dedup") as done:
+            duplicates = duplicate_rows(parsed.events, landed, run_id).persist(StorageLevel.DISK_ONLY)
+            found = duplicates.count()
+            deduped = Deduped(parsed.events.join(F.broadcast(duplicates.select("_row")), "_row", "left_anti"),
+                              duplicates, found, parsed.read_count - parsed.rejected_count - found)
+            done(f"{count(deduped.row_count, 'event')} to land, {count(found, 'duplicate')}")
         return deduped
 
     def _infer(self, accepted: DataFrame) -> Inferred:
         """Each table's schema (catalog columns plus this run's new ones), the catalog's columns, and
         what the run's events showed."""
-        observed = observe(accepted)
-        tables = sorted(observed.columns)
-        existing = self.catalog.tables_columns(self.settings.database, tables)
-        self._refuse_legacy_tables([table for table in tables if existing[table] is None])
-        schemas = {table: plan_schema(existing[table], [o for o in observed.columns[table] if o[0] not in self.keys])
-                   for table in tables}
-        self.progress(f"infer: {count(len(schemas), 'table')}")
+        with self.progress.stage("infer") as done:
+            observed = observe(accepted)
+            tables = sorted(observed.columns)
+            existing = self.catalog.tables_columns(self.settings.database, tables)
+            self._refuse_legacy_tables([table for table in tables if existing[table] is None])
+            schemas = {table: plan_schema(existing[table], [o for o in observed.columns[table] if o[0] not in self.keys])
+                       for table in tables}
+            done(f"{count(len(schemas), 'table')}, {count(sum(len(s.new_columns) for s in schemas.values()), 'new column')}")
         return Inferred(schemas, existing, observed)
 
     def _write(self, deduped: Deduped, schemas: dict[str, TableSchema], run_id: str, redo: bool) -> Written:
         """Writes every table and the discards in one job, and the duplicates' record; publishes the files."""
         stage = self.layout.stage(run_id)
-        self.storage.delete(stage, recursive=True)  # a crashed attempt's files
-        files = write.write_tables(
-            deduped.accepted, {table: list(schema.columns) for table, schema in schemas.items()}, self.keys, stage,
-            self.settings.max_records_per_file)
-        if deduped.duplicate_count:
-            files += write.write_duplicates(deduped.duplicates.drop("_row"), deduped.duplicate_count, stage, self.storage)
-        targets = {write.DISCARDS: self.layout.discards_of_run(run_id), write.LANDED: self.state.landed_run_uri(run_id),
-                   write.DUPLICATES: self.state.duplicates_uri}
-        write.publish(self.storage, files, lambda f: targets.get(f.kind) or join(self._table_location(f.table), f.partition),
-                      run_id, redo)
-        self.storage.delete(stage, recursive=True)
-        partitions: dict[str, dict[str, int]] = {}
-        for file in files:
-            if file.kind == write.DATA:
-                counts = partitions.setdefault(file.table, {})
-                counts[file.partition] = counts.get(file.partition, 0) + file.rows
-        written = Written(partitions, sum(f.rows for f in files if f.kind == write.DISCARDS))
-        self.progress(f"write: {count(len(schemas), 'table')}, {count(written.discarded_value_count, 'discarded value')}")
+        with self.progress.stage("write", f"casting and writing {count(len(schemas), 'table')} as Parquet") as done:
+            self.storage.delete(stage, recursive=True)  # a crashed attempt's files
+            files = write.write_tables(
+                deduped.accepted, {table: list(schema.columns) for table, schema in schemas.items()}, self.keys, stage,
+                self.settings.max_records_per_file)
+            if deduped.duplicate_count:
+                files += write.write_duplicates(deduped.duplicates.drop("_row"), deduped.duplicate_count, stage,
+                                                self.storage)
+            targets = {write.DISCARDS: self.layout.discards_of_run(run_id),
+                       write.LANDED: self.state.landed_run_uri(run_id), write.DUPLICATES: self.state.duplicates_uri}
+            write.publish(self.storage, files,
+                          lambda f: targets.get(f.kind) or join(self._table_location(f.table), f.partition), run_id, redo)
+            self.storage.delete(stage, recursive=True)
+            partitions: dict[str, dict[str, int]] = {}
+            for file in files:
+                if file.kind == write.DATA:
+                    counts = partitions.setdefault(file.table, {})
+                    counts[file.partition] = counts.get(file.partition, 0) + file.rows
+            written = Written(partitions, sum(f.rows for f in files if f.kind == write.DISCARDS))
+            done(f"{count(sum(map(len, partitions.values())), 'partition')} of {count(len(schemas), 'table')}, "
+                 f"{count(written.discarded_value_count, 'discarded value')}")
         return written
 
     def _manifest(self, result: RunResult) -> RunManifest:
@@ -265,7 +257,6 @@ class Sync:
             self.state.finish(pending)  # crashed after advancing the state: only the cleanup was left
             pending = None
         if pending:
-            self.progress(f"discover: redoing unfinished run {pending.run_id} over {count(len(pending.files), 'file')}")
             return pending
         if not self.storage.exists(self.settings.input_uri):
             raise InvalidSettings(f"input {self.settings.input_uri} does not exist: check --input "
@@ -274,7 +265,6 @@ class Sync:
         manifest = RunManifest(result.run_id, tuple(files), result.start_time.isoformat())
         if files:
             self.state.begin(manifest)
-            self.progress(f"discover: {count(len(files), 'new file')}")
         return manifest
 
     def _ensure_database(self) -> None:
@@ -305,6 +295,19 @@ class Sync:
                 f"version writes {old_names[clashes[0]]!r}: rename the old tables (README: Names from earlier versions) "
                 f"and sync again")
 
+    def where(self, result: RunResult) -> list[str]:
+        """Where a run left what a user looks at next: its report, and the rejected lines, duplicates
+        and discarded values it recorded (when it recorded any)."""
+        database, prefix, run = self.settings.database, self.settings.table_name_prefix, result.run_id
+        lines = [f"report: {_shown(self.layout.report(run, result.start_time))}"]
+        if result.rejected_count:
+            lines.append(f"rejected lines: {_shown(self.layout.rejected_of_run(run))}/")
+        if result.duplicate_count:
+            lines.append(f"duplicates: {database}.{prefix}{DUPLICATES_TABLE} where run_id = '{run}'")
+        if result.discarded_value_count:
+            lines.append(f"discarded values: {database}.{prefix}{DISCARDS_TABLE} where run_id = '{run}'")
+        return lines
+
     def _table_location(self, table: str) -> str:
         return self.layout.table(table[len(self.settings.table_name_prefix):])
 
@@ -317,6 +320,11 @@ class Sync:
             self.progress(f"report: could not write the report: {error}")
             return
         self.progress(f"report: {relative_path(self.layout.report(result.run_id, result.start_time), self.lake)}")
+
+
+def _shown(uri: str) -> str:
+    """A local file as a path, anything else as its URI."""
+    return uri[len("file:"):].replace("///", "/", 1) if uri.startswith("file:") else uri
 
 
 def _bucket(lake: str) -> str | None:
