@@ -53,6 +53,7 @@ class Value:
     kind: str  # boolean, bigint, decimal(38,6), timestamp or string
     value: object
     text: str  # as the event had it
+    path: str = ""  # the keys that led to it, joined with '.'
 
 
 def kind_of(raw) -> Value:
@@ -70,23 +71,25 @@ def kind_of(raw) -> Value:
     return Value("timestamp", moment, raw) if moment else Value("string", raw, raw)
 
 
-def flatten(event: dict, prefix: str = "") -> tuple[dict[str, Value], list[tuple[str, str]]]:
-    """Columns in key order (first non-null value of colliding keys), and the (column, text) discarded."""
+def flatten(event: dict, prefix: str = "", path: str = "") -> tuple[dict[str, Value], list[tuple[str, str, str]]]:
+    """Columns in key order (first non-null value of colliding keys), and the (column, text, reason) discarded."""
     columns: dict[str, Value] = {}
-    discards: list[tuple[str, str]] = []
+    paths: dict[str, str] = {}
+    discards: list[tuple[str, str, str]] = []
     for key, raw in event.items():
-        name = f"{prefix}_{slug(key)}" if prefix else slug(key)
+        name, key_path = (f"{prefix}_{slug(key)}" if prefix else slug(key)), (f"{path}.{key}" if path else key)
         if isinstance(raw, dict):
-            nested, dropped = flatten(raw, name)
-            items = nested.items()
+            nested, dropped = flatten(raw, name, key_path)
+            items = [(column, value, value.path) for column, value in nested.items()]
             discards += dropped
         else:
-            items = [] if raw is None else [(name, kind_of(raw))]
-        for column, value in items:
+            items = [] if raw is None else [(name, kind_of(raw), key_path)]
+        for column, value, value_path in items:
             if column in columns:
-                discards.append((column, value.text))
+                discards.append((column, value.text, f"key '{value_path}' names the same column as '{paths[column]}'"))
             else:
-                columns[column] = value
+                columns[column], paths[column] = value, value_path
+                value.path = value_path
     return columns, discards
 
 
@@ -125,10 +128,11 @@ class Lake:
     columns: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     rows: dict[str, list[dict]] = field(default_factory=dict)
     discards: list[dict] = field(default_factory=list)
-    kept: dict[str, list[datetime]] = field(default_factory=dict)
+    duplicates: list[dict] = field(default_factory=list)
+    kept: dict[str, list[tuple[datetime, str]]] = field(default_factory=dict)  # id -> (receivedAt, run)
 
-    def sync(self, files: dict[str, list[str]]) -> None:
-        """One run over ``files`` (name -> raw lines)."""
+    def sync(self, files: dict[str, list[str]], run: str) -> None:
+        """One run, named ``run``, over ``files`` (name -> raw lines)."""
         events = []
         for name in sorted(files):
             for line_number, line in enumerate(files[name]):
@@ -137,10 +141,15 @@ class Lake:
                 table = slug(event["type"]) if event["type"] != "track" else "track_" + slug(event["event"])
                 events.append((received, name, line_number, table, event))
         landed = []
-        for received, _, _, table, event in sorted(events, key=lambda e: e[:3]):
+        for received, file, _, table, event in sorted(events, key=lambda e: e[:3]):
             earlier = self.kept.setdefault(str(event["messageId"]), [])
-            if not any(abs(received - k) <= timedelta(days=7) for k in earlier):
-                earlier.append(received)
+            near = sorted((abs(received - at), at, by) for at, by in earlier if abs(received - at) <= timedelta(days=7))
+            if near:  # a duplicate of the nearest kept event
+                self.duplicates.append({"message_id": str(event["messageId"]), "received_at": received,
+                                        "table_name": table, "file": file, "run_id": run,
+                                        "original_run_id": near[0][2], "original_received_at": near[0][1]})
+            else:
+                earlier.append((received, run))
                 landed.append((received, table, event))
         observed: dict[str, dict[str, list]] = {}
         for received, table, event in sorted(landed, key=lambda e: (e[0], str(e[2]["messageId"]))):
@@ -165,8 +174,8 @@ class Lake:
                 if row[column] is None:
                     self._discard(table, column, event, received, value.text,
                                   f"cannot be stored in a {types[column]} column without loss")
-            for column, text in collided:
-                self._discard(table, column, event, received, text, None)
+            for column, text, reason in collided:
+                self._discard(table, column, event, received, text, reason)
             self.rows.setdefault(table, []).append(
                 {**row, "day": f"{received:%Y-%m-%d}", "hr": f"{received:%H}"})
 

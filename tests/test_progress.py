@@ -1,5 +1,6 @@
 """Progress lines: a long stage says what it does, how far Spark has got while it runs, and how it ended."""
 import re
+import threading
 import time
 
 import pytest
@@ -15,7 +16,18 @@ def test_a_stage_says_what_it_does_how_far_it_got_and_its_time():
         done("19 lines, 7 rejected")
     assert lines[0] == "parse: reading 2 files"
     assert set(lines[1:-1]) == {"parse: 3 of 8 tasks done"} and len(lines) >= 3
-    assert re.fullmatch(r"parse: 19 lines, 7 rejected \(0\.[3-9]s\)", lines[-1])
+    seconds = float(re.fullmatch(r"parse: 19 lines, 7 rejected \((\d+\.\d)s\)", lines[-1]).group(1))
+    assert seconds >= 0.3
+    # one thread reports for every stage, and ends with the run
+    with progress.stage("write") as done:
+        time.sleep(0.2)
+        done("3 tables")
+    assert "write: 3 of 8 tasks done" in lines
+    reporting = [t for t in threading.enumerate() if t.name == "segment-lake-progress"]
+    assert len(reporting) == 1
+    progress.close()
+    reporting[0].join(timeout=5)
+    assert not reporting[0].is_alive()
 
 
 def test_an_idle_spark_and_a_quick_stage_add_no_lines():

@@ -13,24 +13,28 @@ def _lines(files):
     return {name: [json.dumps(event) for event in events] for name, events in files.items()}
 
 
+def _lake(spark, root, name):
+    return Lake(spark, LocalCatalog(spark), "local", f"file://{root}/{name}", f"file://{root}/input", "realShaped",
+                name)
+
+
 @pytest.fixture(scope="module")
 def synced(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("real-shaped")
-    lake = Lake(spark, LocalCatalog(spark), "local", f"file://{root}/lake", f"file://{root}/input", "realShaped",
-                "real_shaped")
+    lake = _lake(spark, root, "two_runs")
     model, results = Model(), []
     for number, run in enumerate((RUN1, RUN2)):
         folder = root / "input" / f"run{number}"
         folder.mkdir(parents=True)
         for name, lines in _lines(run).items():
             (folder / name).write_text("".join(line + "\n" for line in lines))
-        model.sync({f"run{number}/{name}": lines for name, lines in _lines(run).items()})
         results.append(lake.sync())
-    return lake, model, results
+        model.sync({str(folder / name): lines for name, lines in _lines(run).items()}, results[-1].run_id)
+    return lake, model, results, root
 
 
 def test_the_tables_and_their_columns_follow_the_rules(synced):
-    lake, model, _ = synced
+    lake, model, _, _ = synced
     assert sorted(model.columns) == ["alias", "group", "identify", "page", "screen", "track_order_completed",
                                      "track_product_viewed", "track_subscription_renewed"]
     for table, columns in model.columns.items():
@@ -38,7 +42,7 @@ def test_the_tables_and_their_columns_follow_the_rules(synced):
 
 
 def test_every_column_of_every_landed_row_follows_the_rules(synced):
-    lake, model, _ = synced
+    lake, model, _, _ = synced
     for table in model.columns:
         landed, expected = lake.rows(table), model.table_rows(table)
         assert [r["message_id"] for r in landed] == [r["message_id"] for r in expected], table
@@ -48,17 +52,27 @@ def test_every_column_of_every_landed_row_follows_the_rules(synced):
 
 
 def test_every_discarded_value_follows_the_rules(synced):
-    lake, model, _ = synced
+    lake, model, _, _ = synced
+
     def key(d):
         return (d["table_name"], d["column_name"], d["message_id"], d["received_at"], d["value"])
     landed = {key(d): d["reason"] for d in lake.discards()}
     assert sorted(landed) == sorted(key(d) for d in model.discards)
-    for discard in model.discards:
-        assert discard["reason"] is None or landed[key(discard)] == discard["reason"]
+    assert {key(d): d["reason"] for d in model.discards} == landed
 
 
-def test_the_reports_count_what_the_model_lands(synced):
-    _, model, results = synced
+def test_every_dropped_duplicate_is_recorded_with_the_event_it_repeats(synced):
+    lake, model, results, _ = synced
+    recorded = [{**d, "file": d["file"].removeprefix("file://")} for d in lake.duplicates()]
+    assert sorted(recorded, key=str) == sorted(model.duplicates, key=str)
+    assert [r.duplicate_count for r in results] == [sum(d["run_id"] == r.run_id for d in recorded) for r in results]
     assert sum(r.row_count for r in results) == sum(len(rows) for rows in model.rows.values())
-    assert [r.duplicate_count for r in results] == [1, 1]
-    assert [r.rejected_count for r in results] == [0, 0]
+
+
+def test_one_run_over_all_the_files_lands_the_same_events(synced, spark):
+    lake, model, _, root = synced
+    together = _lake(spark, root, "one_run")
+    assert together.sync().duplicate_count == 2
+    for table in model.columns:
+        assert ([(r["message_id"], r["received_at"]) for r in together.rows(table)]
+                == [(r["message_id"], r["received_at"]) for r in lake.rows(table)])

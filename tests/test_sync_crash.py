@@ -82,6 +82,7 @@ def test_rerun_after_a_crash_lands_everything_exactly_once(crash, kind, spark, g
     assert sorted(r["message_id"] for r in lake.rows("identify")) == ["m11", "m3"]
     assert len(lake.discards()) == 4
     assert len(lake.rejected()) == 7
+    assert [d["message_id"] for d in lake.duplicates()] == ["m3"]  # recorded once, whatever the crash left
     for table in ("identify", "track_order_completed"):
         # one file per partition: the crashed attempt's files were replaced, not kept beside
         files = lake.data_files(table)
@@ -92,6 +93,7 @@ def test_rerun_after_a_crash_lands_everything_exactly_once(crash, kind, spark, g
     write_run2(tmp_path / "input", "src1")
     later = lake.sync()
     assert later.duplicate_count == 2 and later.row_count == 6
+    assert sum(d["run_id"] == later.run_id for d in lake.duplicates()) == 2
     assert sorted(r["message_id"] for r in lake.rows("track_order_completed")) == ["m1", "m10", "m2", "m22"]
     reports = lake.storage.list_files(lake.layout.reports)
     statuses = [json.loads(lake.storage.read_text(r.uri).splitlines()[0])["status"] for r in reports]

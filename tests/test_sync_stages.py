@@ -143,6 +143,23 @@ def test_a_duplicate_names_its_file_table_and_the_kept_event(spark):
             "run_id": "run1", "original_run_id": "run1", "original_received_at": t}}
 
 
+def test_a_duplicate_repeats_the_nearest_event_kept_before_it(spark):
+    day = datetime(2024, 1, 1)
+    landed = spark.createDataFrame([("m", day - timedelta(days=1), "run0")],
+                                   "message_id string, received_at timestamp, run_id string")
+    # kept: day -1 (run0) and day 7 (8 days after it); day 6 repeats day -1's, not day 7's (kept after it)
+    events = [(1, "m", day + timedelta(days=6), "a"), (2, "m", day + timedelta(days=7), "a"),
+              (3, "m", day + timedelta(days=8), "a")]
+    record = {r["_row"]: (r["original_run_id"], r["original_received_at"])
+              for r in duplicate_rows(_ids(spark, events), landed, "run1").collect()}
+    assert record == {1: ("run0", day - timedelta(days=1)), 3: ("run1", day + timedelta(days=7))}
+
+
+def test_a_long_run_of_redeliveries_keeps_one(spark):
+    t = datetime(2024, 1, 1)
+    assert len(_dropped(spark, [(n, "m", t + timedelta(seconds=n), "a") for n in range(3000)])) == 2999
+
+
 def test_the_duplicates_record_keeps_the_runs_of_the_dedup_window(spark, tmp_path):
     storage = LakeStorage(spark)
     state = SourceState(storage, f"file://{tmp_path}/state")
@@ -170,11 +187,17 @@ def _model_kept(events):
 @given(st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 40)), min_size=1, max_size=14),
        st.integers(1, 3), st.data())
 def test_the_landed_set_does_not_depend_on_how_files_are_split_into_runs(spark, drawn, per_file, data):
-    """Events every 12 hours (ties and exact 7-day gaps are common) in files in receivedAt order, split
-    into runs at random file boundaries; each run deduplicates against what the earlier ones landed."""
+    """Events every 12 hours (ties and exact 7-day gaps are common) in files in receivedAt order (their
+    lines in any order), split into runs at random file boundaries; each run deduplicates against what
+    the earlier ones landed."""
     ordered = sorted(drawn, key=lambda e: e[1])
     events = [(row, message_id, datetime(2024, 1, 1) + timedelta(hours=12 * half_days), f"f{row // per_file:03d}")
               for row, (message_id, half_days) in enumerate(ordered)]
+    # within a file, lines need not be in receivedAt order: renumber them in a drawn order
+    for start in range(0, len(events), per_file):
+        lines = data.draw(st.permutations(range(start, min(start + per_file, len(events)))))
+        for line, index in zip(lines, range(start, start + len(lines))):
+            events[index] = (line, *events[index][1:])
     files = sorted({e[3] for e in events})
     cuts = sorted(data.draw(st.sets(st.integers(1, len(files) - 1), max_size=3)) if len(files) > 1 else [])
     runs = [files[a:b] for a, b in zip([0, *cuts], [*cuts, len(files)])]

@@ -134,3 +134,12 @@ def test_main_rejects_malformed_sources_setting():
     with pytest.raises(SystemExit, match="SEGMENT_SOURCES='abc': write comma-separated source_id:slug pairs"):
         module.sources_from("abc")
     assert [s.slug for s in module.sources_from("a1:web, a2:ios")] == ["web", "ios"]
+
+
+@pytest.mark.parametrize("slug,prefix", [("ios_prod", "ios"), ("web-app", "web_"), ("a-b_c--d", ""), ("x9", "p_q")])
+def test_the_constructs_name_databases_and_tables_as_the_sync_does(slug, prefix):
+    from segment_lake.settings import SyncSettings
+
+    source = SegmentSource(source_id="Src1", slug=slug, table_prefix=prefix)
+    settings = SyncSettings(source_id="Src1", input_uri="in", lake_uri="lake", source_slug=slug, table_prefix=prefix)
+    assert (source.database, source.table_name_prefix) == (settings.database, settings.table_name_prefix)

@@ -1,12 +1,13 @@
 """Dedup by messageId, one rule within a run and across runs: an event is a duplicate when an event
 with the same messageId was kept, earlier in this run or by an earlier run, with a receivedAt at
 most 7 days apart. A run takes its events in receivedAt order, ties broken by input file and line,
-so the lake holds the same events however the files are split into runs. Rows landed by the run
-being redone (same run id) never count against it.
+so when runs take the files in receivedAt order the lake holds the same events however the files
+are split into runs. Rows landed by the run being redone (same run id) never count against it.
 
-Only ids and times are shuffled, and only the messageIds seen more than once (in this run or in
-the landed index within the window) are walked event by event; the result is one row per
-duplicate, which the stages after it anti-join (broadcast) with the parsed rows and record.
+Only ids, times, files and tables are shuffled, and only the messageIds this run has and that occur
+more than once (in this run or in the landed index within the window) are walked event by event;
+the result is one row per duplicate, which the stages after it anti-join (broadcast) with the
+parsed rows and record.
 """
 from __future__ import annotations
 
@@ -22,21 +23,21 @@ DUPLICATE_COLUMNS = (("message_id", "string"), ("received_at", "timestamp"), ("t
                      ("file", "string"), ("run_id", "string"), ("original_run_id", "string"),
                      ("original_received_at", "timestamp"))
 
-# Walks one messageId's events of this run in order, starting from the times earlier runs landed:
-# an event within the window of a kept one is a duplicate of it, any other is kept.
-_WALK = f"""aggregate(
-  array_sort(filter(_events, e -> NOT e.landed)),
-  named_struct('kept', transform(filter(_events, e -> e.landed), e -> named_struct('at', e.at, 'run', e.run)),
-               'duplicates', CAST(array() AS array<struct<row: bigint, at: bigint, file: string, table: string,
-                                                          original_run: string, original_at: bigint>>)),
-  (state, e) -> IF(exists(state.kept, k -> abs(k.at - e.at) <= {_WINDOW_MICROS}),
-    named_struct('kept', state.kept, 'duplicates', array_append(state.duplicates, named_struct(
-      'row', e.row, 'at', e.at, 'file', e.file, 'table', e.table,
-      'original_run', filter(state.kept, k -> abs(k.at - e.at) <= {_WINDOW_MICROS})[0].run,
-      'original_at', filter(state.kept, k -> abs(k.at - e.at) <= {_WINDOW_MICROS})[0].at))),
-    named_struct('kept', array_append(state.kept, named_struct('at', e.at, 'run', e.run)),
-                 'duplicates', state.duplicates)),
-  state -> state.duplicates)"""
+# One messageId's events (_events: at, file, row, table, landed, run), in order: those earlier runs
+# landed are kept from the start; an event of this run is kept unless a kept one is within the
+# window. The state holds only the kept events (few: they are over 7 days apart), so a long run of
+# redeliveries costs linear time.
+_OURS = "array_sort(filter(_events, e -> NOT e.landed))"
+_KEPT = f"""aggregate({_OURS}, filter(_events, e -> e.landed),
+  (kept, e) -> IF(exists(kept, k -> abs(k.at - e.at) <= {_WINDOW_MICROS}), kept, array_append(kept, e)))"""
+# Each dropped event with the kept event it repeats: of those kept before it within the window, the
+# nearest (then the earliest, then by run: the same whatever order the events were collected in).
+_DROPPED = f"""transform(
+  filter({_OURS}, e -> NOT exists(_kept, k -> NOT k.landed AND k.row = e.row)),
+  e -> named_struct('event', e, 'original', array_min(transform(
+    filter(_kept, k -> abs(k.at - e.at) <= {_WINDOW_MICROS}
+                       AND (k.landed OR struct(k.at, k.file, k.row) < struct(e.at, e.file, e.row))),
+    k -> named_struct('distance', abs(k.at - e.at), 'at', k.at, 'run', k.run)))))"""
 
 
 def duplicate_rows(events: DataFrame, landed: DataFrame | None, run_id: str) -> DataFrame:
@@ -44,20 +45,25 @@ def duplicate_rows(events: DataFrame, landed: DataFrame | None, run_id: str) -> 
     ``landed`` (message_id, received_at, run_id) the index of earlier runs: ``_row`` and the record's
     columns (DUPLICATE_COLUMNS), ``run_id`` being this run."""
     ours = events.select(
-        F.col("_message_id").alias("id"), F.unix_micros("_received_at").alias("at"), "file", "_row",
-        "table", F.lit(False).alias("landed"), F.lit(run_id).alias("run"))
+        F.col("_message_id").alias("id"), F.unix_micros("_received_at").alias("at"), "file",
+        F.col("_row").alias("row"), "table", F.lit(False).alias("landed"), F.lit(run_id).alias("run"))
     if landed is not None:
         ours = ours.unionByName(landed.where(F.col("run_id") != run_id).select(
-            F.col("message_id").alias("id"), F.unix_micros("received_at").alias("at"), F.lit(None).cast("string").alias("file"),
-            F.lit(None).cast("long").alias("_row"), F.lit(None).cast("string").alias("table"),
-            F.lit(True).alias("landed"), F.col("run_id").alias("run")))
+            F.col("message_id").alias("id"), F.unix_micros("received_at").alias("at"),
+            F.lit(None).cast("string").alias("file"), F.lit(None).cast("long").alias("row"),
+            F.lit(None).cast("string").alias("table"), F.lit(True).alias("landed"), F.col("run_id").alias("run")))
+    by_id = Window.partitionBy("id")
     # struct fields in sort order: receivedAt, then file and line break ties
-    repeated = (ours.withColumn("_seen", F.count(F.lit(1)).over(Window.partitionBy("id"))).where("_seen > 1")
-                .groupBy("id").agg(F.collect_list(F.struct("at", "file", F.col("_row").alias("row"), "table",
-                                                           "landed", "run")).alias("_events")))
-    duplicate = F.explode(F.expr(_WALK)).alias("d")
-    return repeated.select("id", duplicate).select(
-        F.col("d.row").alias("_row"), F.col("id").alias("message_id"),
-        F.timestamp_micros("d.at").alias("received_at"), F.col("d.table").alias("table_name"),
-        F.col("d.file").alias("file"), F.lit(run_id).alias("run_id"), F.col("d.original_run").alias("original_run_id"),
-        F.timestamp_micros("d.original_at").alias("original_received_at"))
+    repeated = (ours.withColumn("_seen", F.count(F.lit(1)).over(by_id))
+                .withColumn("_ours", F.max(~F.col("landed")).over(by_id))
+                .where("_seen > 1 AND _ours")
+                .groupBy("id").agg(F.collect_list(F.struct("at", "file", "row", "table", "landed", "run"))
+                                   .alias("_events")))
+    dropped = (repeated.withColumn("_kept", F.expr(_KEPT))
+               .select("id", F.explode(F.expr(_DROPPED)).alias("d")))
+    return dropped.select(
+        F.col("d.event.row").alias("_row"), F.col("id").alias("message_id"),
+        F.timestamp_micros("d.event.at").alias("received_at"), F.col("d.event.table").alias("table_name"),
+        F.col("d.event.file").alias("file"), F.lit(run_id).alias("run_id"),
+        F.col("d.original.run").alias("original_run_id"),
+        F.timestamp_micros("d.original.at").alias("original_received_at"))

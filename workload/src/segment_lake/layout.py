@@ -4,7 +4,8 @@
     segment-data/discards/<source>/run_id=<run>/          values the sync could not keep
     segment-data/rejected/<source>/run_id=<run>/          lines that are not events
     segment-data/reports/day=<day>/source=<source>/run_id=<run>/report.json
-    segment-data/state/<source>/pending.json, processed/run_id=<run>.json, landed/run_id=<run>/
+    segment-data/state/<source>/pending.json, processed/run_id=<run>.json, landed/run_id=<run>/,
+                               duplicates/part-<run>-<n>.snappy.parquet (the dedup window's)
     segment-data/metastore/                                the embedded catalog (local lakes)
     segment-stage/<source>/<run>/                          a run's files before they are published
 """

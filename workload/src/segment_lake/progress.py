@@ -55,13 +55,18 @@ class Outcome:
 
 
 class Progress:
-    """Announces stages to a ``sink``; while one runs, a background thread reports Spark's ``tasks``."""
+    """Announces stages to a ``sink``; while one runs, one background thread (for the whole run: each
+    thread that calls into Spark's JVM holds a connection to it) reports Spark's ``tasks``."""
 
     def __init__(self, sink: Sink = stderr_sink, tasks: Tasks | None = None,
                  heartbeat_seconds: float = HEARTBEAT_SECONDS) -> None:
         self.sink = sink
         self.tasks = tasks
         self.heartbeat_seconds = heartbeat_seconds
+        self._changed = threading.Condition()
+        self._stage: tuple[str, float] | None = None  # a new tuple per stage: compared by identity
+        self._closed = False
+        self._beat_thread: threading.Thread | None = None
 
     def __call__(self, line: str) -> None:
         self.sink(line)
@@ -73,23 +78,41 @@ class Progress:
         started = time.monotonic()
         if doing:
             self.sink(f"{name}: {doing}")
-        outcome, stop = Outcome(), threading.Event()
-        beat = threading.Thread(target=self._beat, args=(name, stop), daemon=True, name=f"segment-lake-{name}")
-        if self.tasks is not None:
-            beat.start()
+        outcome = Outcome()
+        self._switch((name, started))
+        if self.tasks is not None and self._beat_thread is None:
+            self._beat_thread = threading.Thread(target=self._beat, daemon=True, name="segment-lake-progress")
+            self._beat_thread.start()
         try:
             yield outcome
         finally:
-            stop.set()
-            if beat.is_alive():
-                beat.join()
+            self._switch(None)
         self.sink(f"{name}: {outcome.text} ({time.monotonic() - started:.1f}s)")
 
-    def _beat(self, name: str, stop: threading.Event) -> None:
-        while not stop.wait(self.heartbeat_seconds):
+    def close(self) -> None:
+        """Ends the background thread."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    def _switch(self, stage: tuple[str, float] | None) -> None:
+        with self._changed:
+            self._stage = stage
+            self._changed.notify_all()
+
+    def _beat(self) -> None:
+        while True:
+            with self._changed:
+                current = self._stage
+                if self._changed.wait_for(lambda: self._closed or self._stage is not current,
+                                          timeout=None if current is None else self.heartbeat_seconds):
+                    if self._closed:
+                        return
+                    continue  # a stage began or ended: time the next line from now
             try:
                 tasks = self.tasks()
             except Exception:  # the session is going down: the stage itself reports that
                 return
-            if tasks and not stop.is_set():
-                self.sink(f"{name}: {tasks[0]} of {count(tasks[1], 'task')} done")
+            with self._changed:  # no line once the stage has ended
+                if tasks and self._stage is current:
+                    self.sink(f"{current[0]}: {tasks[0]} of {count(tasks[1], 'task')} done")

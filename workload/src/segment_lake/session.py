@@ -97,7 +97,8 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
         # A sync is a minute of many short Spark queries: at the default thresholds the JIT compilers
         # spent a third of its CPU compiling code that ran a few hundred times (5-8% faster end to end).
         java_options.append("-XX:CompileThresholdScaling=3")
-        if not verbose:  # from the JVM's start: its first warnings come before any setLogLevel
+        if not verbose and not os.environ.get("SEGMENT_LAKE_LOG_LEVEL"):
+            # from the JVM's start: its first warnings come before any setLogLevel
             java_options.append(f'"-Dlog4j.configurationFile={QUIET_LOGGING}"')
     builder = (builder.config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.parquet.compression.codec", "snappy")

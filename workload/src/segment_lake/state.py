@@ -9,10 +9,18 @@ The processed-file list advances only after data, discards and catalog are in pl
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
 from .storage import LakeStorage, join
+
+
+RUN_ID_TIME = "%Y%m%dT%H%M%SZ"  # a run id starts with its start time, so ids sort by it
+
+
+def new_run_id(now: datetime) -> str:
+    return f"{now:{RUN_ID_TIME}}-{uuid.uuid4().hex[:8]}"
 
 
 @dataclass(frozen=True)
@@ -64,8 +72,8 @@ class SourceState:
 
     def prune_duplicates(self, before: datetime) -> None:
         """Forget the duplicates dropped by runs that started before ``before``: the files are named
-        ``part-<run id>-<n>``, and a run id starts with its start time."""
-        cutoff = f"part-{before:%Y%m%dT%H%M%SZ}"
+        ``part-<run id>-<n>``."""
+        cutoff = f"part-{before:{RUN_ID_TIME}}"
         for info in self.storage.list_files(self.duplicates_uri):
             if info.uri.rsplit("/", 1)[-1] < cutoff:
                 self.storage.delete(info.uri)

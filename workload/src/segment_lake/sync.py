@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -24,7 +23,7 @@ from .progress import HEARTBEAT_SECONDS, Progress, Sink, count, spark_tasks, std
 from .report import RunResult, TableResult, render
 from .route import partition_keys, partition_values
 from .settings import SyncSettings
-from .state import RunManifest, SourceState
+from .state import RunManifest, SourceState, new_run_id
 from .session import jvm_exit_code
 from .storage import LakeStorage, join, relative_path, write_text_without_spark
 
@@ -77,10 +76,6 @@ class Written:
         return sum(sum(counts.values()) for counts in self.partitions.values())
 
 
-def new_run_id(now: datetime) -> str:
-    return f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
-
-
 class Sync:
     """Runs one sync; every stage reports its outcome and time to ``progress``."""
 
@@ -107,7 +102,10 @@ class Sync:
                            s3_bucket=_bucket(self.lake))
         try:
             with ThreadPoolExecutor(1, thread_name_prefix="segment-lake-catalog") as self._background:
-                self._run(result)
+                try:
+                    self._run(result)
+                finally:
+                    self.progress.close()
         except BaseException as error:
             died = jvm_failure(error, jvm_exit_code(self.spark, error), self.driver_memory)
             result.status = "failed"
@@ -196,14 +194,14 @@ class Sync:
         return Parsed(rows.where(F.col("reason").isNull()), read, rejected, span)
 
     def _dedup(self, parsed: Parsed, run_id: str) -> Deduped:
-        landed = None
-        if parsed.span and self.storage.list_files(self.state.landed_uri):
-            # only ids landed within the dedup window of this run's events can match: Parquet statistics
-            # let Spark skip the rest of the ever-growing index
-            margin = timedelta(days=DEDUP_WINDOW_DAYS)
-            landed = self.spark.read.parquet(self.state.landed_uri).where(
-                F.col("received_at").between(parsed.span[0] - margin, parsed.span[1] + margin))
         with self.progress.stage("dedup") as done:
+            landed = None
+            if parsed.span and self.storage.list_files(self.state.landed_uri):
+                # only ids landed within the dedup window of this run's events can match: Parquet statistics
+                # let Spark skip the rest of the ever-growing index
+                margin = timedelta(days=DEDUP_WINDOW_DAYS)
+                landed = self.spark.read.parquet(self.state.landed_uri).where(
+                    F.col("received_at").between(parsed.span[0] - margin, parsed.span[1] + margin))
             duplicates = duplicate_rows(parsed.events, landed, run_id).persist(StorageLevel.DISK_ONLY)
             found = duplicates.count()
             deduped = Deduped(parsed.events.join(F.broadcast(duplicates.select("_row")), "_row", "left_anti"),

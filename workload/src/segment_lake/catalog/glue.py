@@ -101,6 +101,8 @@ class GlueCatalog:
                                                   PartitionsToGet=chunk, **self._catalog)
             existing.update(tuple(p["Values"]) for p in found.get("Partitions", []))
         missing = [values for values in wanted if tuple(values) not in existing]
+        if not missing:
+            return
         descriptor = self.glue.get_table(DatabaseName=database, Name=table, **self._catalog)["Table"]["StorageDescriptor"]
         for start in range(0, len(missing), CREATE_BATCH):
             inputs = [{"Values": values, "StorageDescriptor": {
