@@ -28,7 +28,7 @@ def test_every_subcommand_has_help(command):
 
 @pytest.mark.parametrize("args,message", [
     (["--source-id", "bad-id", "--input", "in", "--lake", "lake"],
-     "segment-lake: error (invalid_settings): invalid source id 'bad-id': use the Segment source id (letters and digits)"),
+     "segment-lake: error (invalid_settings): invalid source id 'bad-id': use the Segment source id, letters and digits only"),
     (["--source-id", "s1", "--input", "ftp://x/in", "--lake", "lake"],
      "segment-lake: error (invalid_settings): unsupported --input 'ftp://x/in': use a local path or a file://, s3:// or s3a:// URI"),
     (["--source-id", "s1", "--input", "in", "--lake", "s3a://bucket", "--catalog", "local"],

@@ -1,20 +1,15 @@
 """The Segment sources a data lake syncs, and their validation."""
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
+from segment_lake import contract
+
 from . import validation
 
-DATE_PARTITIONS = ("day_hour", "year_month_day_hour", "year_month_day", "day")
-
-
-def database_name_from_slug(slug: str) -> str:
-    """Glue database names are lower-case letters, digits and underscores; the sync app derives the same
-    name (``segment_lake.settings.database_name``)."""
-    return re.sub(r"[^a-z0-9_]+", "_", slug.lower()).strip("_")
+DATE_PARTITIONS = tuple(contract.DATE_PARTITIONS)
 
 
 @dataclass(frozen=True)
@@ -39,25 +34,22 @@ class SegmentSource:
     date_partition: str = "day_hour"
 
     def __post_init__(self) -> None:
-        validation.matches(self.source_id, r"[A-Za-z0-9]{1,64}", "source id",
-                           "use the Segment source id, letters and digits only (Settings > API Keys)")
+        validation.matches_name(self.source_id, contract.SOURCE_ID)
         validation.matches(self.slug, r"[a-z0-9][a-z0-9_-]{0,99}", "source slug",
                            "use lower-case letters, digits, '-' or '_', starting with a letter or digit")
         if self.glue_database is not None:
-            validation.matches(self.glue_database, r"[a-z0-9_]{1,255}", "Glue database name",
-                               "use lower-case letters, digits and '_'")
-        validation.matches(self.table_prefix, r"([a-z0-9][a-z0-9_]{0,49})?", "table prefix",
-                           "use lower-case letters, digits and '_', for example 'ios_'")
+            validation.matches_name(self.glue_database, contract.GLUE_DATABASE)
+        validation.matches_name(self.table_prefix, contract.TABLE_PREFIX)
         validation.one_of(self.date_partition, DATE_PARTITIONS, "date partition")
 
     @property
     def database(self) -> str:
-        return self.glue_database or database_name_from_slug(self.slug)
+        return self.glue_database or contract.database_name(self.slug)
 
     @property
     def table_name_prefix(self) -> str:
-        """What the sync starts table names with (``segment_lake.settings.join_prefix``)."""
-        return self.table_prefix if not self.table_prefix or self.table_prefix.endswith("_") else self.table_prefix + "_"
+        """What the sync starts table names with (``segment_lake.contract.join_prefix``)."""
+        return contract.join_prefix(self.table_prefix)
 
 
 def validate_sources(sources: Iterable[SegmentSource]) -> list[SegmentSource]:

@@ -128,6 +128,11 @@ def matches(value: str, pattern: str, what: str, advice: str) -> str:
     return value
 
 
+def matches_name(value: str, name) -> str:
+    """``value`` when it is a token or matches ``name`` (a ``segment_lake.contract.NamePattern``)."""
+    return matches(value, name.pattern, name.what, name.advice)
+
+
 def schedule_expression(expression: str) -> str:
     return matches(expression, r"rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\)|at\(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\)",
                    "schedule expression", "use rate(2 hours), cron(0 */2 * * ? *) or at(yyyy-mm-ddThh:mm:ss)")

@@ -7,7 +7,7 @@ import os
 import sys
 
 from .errors import classify
-from .route import DATE_PARTITIONS
+from .contract import DATE_PARTITIONS
 
 EMR_INFO = "/mnt/var/lib/info/job-flow.json"
 

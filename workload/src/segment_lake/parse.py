@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from .jvm_code import load_class
-from .route import DATE_PARTITIONS
+from .contract import DATE_PARTITIONS
 
 DECODE = "segment_lake_decode_fields"
 ENCODE = "segment_lake_encode_fields"

@@ -1,14 +1,9 @@
 """Routing: an event's table is the table prefix plus its type (``track_<event>`` for a track),
-and its date partition comes from its receivedAt, in UTC. ``jvm/ParseLines.java`` applies it."""
+and its date partition comes from its receivedAt, in UTC (``contract.DATE_PARTITIONS``).
+``jvm/ParseLines.java`` applies it."""
 from __future__ import annotations
 
-# date partition option -> partition keys and the receivedAt pattern (java.time) of each
-DATE_PARTITIONS: dict[str, tuple[tuple[str, str], ...]] = {
-    "day_hour": (("day", "yyyy-MM-dd"), ("hr", "HH")),
-    "year_month_day_hour": (("year", "yyyy"), ("month", "MM"), ("day", "dd"), ("hr", "HH")),
-    "year_month_day": (("year", "yyyy"), ("month", "MM"), ("day", "dd")),
-    "day": (("day", "yyyy-MM-dd"),),
-}
+from .contract import DATE_PARTITIONS
 
 
 def partition_keys(date_partition: str) -> list[str]:

@@ -1,21 +1,20 @@
 """What one sync is asked to do, validated before Spark starts."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from .contract import DATE_PARTITIONS, GLUE_DATABASE, SOURCE_ID, TABLE_PREFIX, NamePattern, database_name, \
+    join_prefix, slug
 from .errors import InvalidSettings
-from .route import DATE_PARTITIONS
-from .slug import slug
 from .storage import normalize_uri
 
 URI_SCHEMES = ("file", "s3", "s3a")
 CATALOGS = ("local", "glue")
 
 
-def _check(value: str, pattern: str, what: str, advice: str) -> None:
-    if not re.fullmatch(pattern, value or ""):
-        raise InvalidSettings(f"invalid {what} {value!r}: {advice}")
+def _check(value: str, name: NamePattern) -> None:
+    if not name.matches(value):
+        raise InvalidSettings(f"invalid {name.what} {value!r}: {name.advice}")
 
 
 def _uri(value: str, what: str) -> str:
@@ -43,12 +42,12 @@ class SyncSettings:
     workspace_id: str | None = None
 
     def __post_init__(self) -> None:
-        _check(self.source_id, r"[A-Za-z0-9]{1,64}", "source id", "use the Segment source id (letters and digits)")
+        _check(self.source_id, SOURCE_ID)
         object.__setattr__(self, "input_uri", _uri(self.input_uri, "--input"))
         object.__setattr__(self, "lake_uri", _uri(self.lake_uri, "--lake"))
         if self.glue_database is not None:
-            _check(self.glue_database, r"[a-z0-9_]{1,255}", "Glue database", "use lower-case letters, digits and '_'")
-        _check(self.table_prefix, r"([a-z0-9][a-z0-9_]{0,49})?", "table prefix", "use lower-case letters, digits and '_'")
+            _check(self.glue_database, GLUE_DATABASE)
+        _check(self.table_prefix, TABLE_PREFIX)
         if self.date_partition not in DATE_PARTITIONS:
             raise InvalidSettings(f"unknown date partition {self.date_partition!r}: use one of {', '.join(DATE_PARTITIONS)}")
         if self.catalog not in CATALOGS:
@@ -85,14 +84,3 @@ class SyncSettings:
     def legacy_table_prefix(self) -> str | None:
         """The prefix earlier versions glued on without ``_``, when it differs from today's joined one."""
         return self.table_prefix if self.table_prefix != self.table_name_prefix else None
-
-def database_name(source_slug: str) -> str:
-    """A source slug (or id) names its database as Segment does: lower-cased, every run of characters other
-    than letters, digits and ``_`` turned into ``_`` (``iOS Prod`` -> ``ios_prod``). The constructs use
-    the same rule (``constructs/segment_data_lake/sources.py``)."""
-    return re.sub(r"[^a-z0-9_]+", "_", source_slug.lower()).strip("_")
-
-
-def join_prefix(prefix: str) -> str:
-    """Segment's ``<prefix>_<event type>``: a prefix that already ends in ``_`` gets no second one."""
-    return prefix if not prefix or prefix.endswith("_") else prefix + "_"

@@ -1,0 +1,59 @@
+"""The lake's names, shared by the sync and the CDKTF constructs (no Spark here, so the constructs can
+import it): date partitions, the slug of event and key names, database and table-prefix names, and
+the patterns of the names a user passes. ``jvm/ParseEvent.java`` applies the same slug to every
+event (a test holds the two to the same answers)."""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+# date partition option -> partition keys and the receivedAt pattern (java.time) of each
+DATE_PARTITIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "day_hour": (("day", "yyyy-MM-dd"), ("hr", "HH")),
+    "year_month_day_hour": (("year", "yyyy"), ("month", "MM"), ("day", "dd"), ("hr", "HH")),
+    "year_month_day": (("year", "yyyy"), ("month", "MM"), ("day", "dd")),
+    "day": (("day", "yyyy-MM-dd"),),
+}
+
+
+@dataclass(frozen=True)
+class NamePattern:
+    """What a name must look like (a regular expression, matched whole), and what to tell a user who passes
+    another."""
+
+    pattern: str
+    what: str
+    advice: str
+
+    def matches(self, value: object) -> bool:
+        return isinstance(value, str) and re.fullmatch(self.pattern, value) is not None
+
+
+SOURCE_ID = NamePattern(r"[A-Za-z0-9]{1,64}", "source id", "use the Segment source id, letters and digits only")
+GLUE_DATABASE = NamePattern(r"[a-z0-9_]{1,255}", "Glue database name", "use lower-case letters, digits and '_'")
+TABLE_PREFIX = NamePattern(r"([a-z0-9][a-z0-9_]{0,49})?", "table prefix",
+                           "use lower-case letters, digits and '_', for example 'ios_'")
+
+# A boundary before an upper-case letter that follows a lower-case letter or digit
+# (productId), and inside runs of capitals before a capitalized word (HTMLPage).
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+@functools.lru_cache(maxsize=1 << 16)  # the same keys recur in every event
+def slug(text: str) -> str:
+    """An event or key name as a table or column name: split camelCase, lower-case, turn every run of
+    other characters into ``_``, trim ``_`` (``productId`` -> ``product_id``)."""
+    return _NOT_ALNUM.sub("_", _CAMEL_BOUNDARY.sub("_", text).lower()).strip("_")
+
+
+def database_name(source_slug: str) -> str:
+    """A source slug (or id) names its database as Segment does: lower-cased, every run of characters other
+    than letters, digits and ``_`` turned into ``_``, no camelCase split (``iOS Prod`` -> ``ios_prod``)."""
+    return re.sub(r"[^a-z0-9_]+", "_", source_slug.lower()).strip("_")
+
+
+def join_prefix(prefix: str) -> str:
+    """Segment's ``<prefix>_<event type>``: a prefix that already ends in ``_`` gets no second one."""
+    return prefix if not prefix or prefix.endswith("_") else prefix + "_"
