@@ -6,7 +6,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 STACK_DIR := cdktf.out/stacks/segment-data-lake
 TF_PLUGIN_DIR ?= /opt/tf-plugins
-export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+# jsii prints a banner on every synth unless this lists the running Node's major version (20 here)
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := $(shell node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
 export BC_SKIP_MAPPING := TRUE
 export CHECKOV_RUN_SCA_PACKAGE_SCAN_V2 := false
 # hadoop-aws and the AWS SDK bundle give pyspark an s3a:// filesystem; no Maven here, so they

@@ -42,3 +42,11 @@ def test_make_synth_writes_the_stack_without_the_cdktf_cli():
     stack = json.loads((REPO / "cdktf.out" / "stacks" / "segment-data-lake" / "cdk.tf.json").read_text())
     assert "aws_emr_cluster" in stack["resource"]
     assert json.loads((REPO / "cdktf.json").read_text())["app"] == "python main.py"
+
+
+def test_the_makefile_silences_jsiis_node_banner():
+    """jsii prints a banner about the Node version on every synth unless told which major version to accept."""
+    result = run(["make", "-s", "--no-print-directory", "--eval", "jsii-banner: ; @$(PY) -c 'import cdktf'",
+                  "jsii-banner"], REPO)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "end-of-life" not in result.stderr and "Node" not in result.stderr, result.stderr[:500]
