@@ -28,6 +28,7 @@ APPS = {
     "existing-bucket": REPO / "examples" / "existing_bucket" / "main.py",
     "complete": REPO / "examples" / "complete" / "main.py",
     "shared-database": REPO / "examples" / "shared_database" / "main.py",
+    "staging-and-prod": REPO / "examples" / "staging_and_prod" / "main.py",
 }
 
 

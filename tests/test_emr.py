@@ -55,9 +55,9 @@ def test_glue_metastore_python_and_history_cleaner(lake):
 
 def test_vendor_tag_is_always_present(synthesized):
     for name, stack in synthesized.stacks.items():
-        tags = only(stack, "aws_emr_cluster")["tags"]
-        assert tags["vendor"] == "segment", name
-        assert tags["for-use-with-amazon-emr-managed-policies"] == "true"
+        for cluster in resources(stack, "aws_emr_cluster").values():
+            assert cluster["tags"]["vendor"] == "segment", name
+            assert cluster["tags"]["for-use-with-amazon-emr-managed-policies"] == "true"
     assert only(synthesized.stacks["complete"], "aws_emr_cluster")["tags"]["env"] == "prod"
 
 
@@ -78,15 +78,16 @@ def test_security_configuration_requires_imdsv2_and_encrypts(lake):
 
 def test_security_groups_are_own_and_open_to_nobody(synthesized):
     for name, stack in synthesized.stacks.items():
-        cluster = only(stack, "aws_emr_cluster")
-        attributes = cluster["ec2_attributes"]
-        for key, part in (("emr_managed_master_security_group", "Master"),
-                          ("emr_managed_slave_security_group", "CoreTask"),
-                          ("service_access_security_group", "ServiceAccess")):
-            group = named(stack, "aws_security_group", f"Security/{part}")
-            assert part in attributes[key]
-            assert group["revoke_rules_on_delete"] is True
-            assert "ingress" not in group and "egress" not in group
+        for cluster in resources(stack, "aws_emr_cluster").values():
+            lake = cluster["//"]["metadata"]["path"].rsplit("/Emr/", 1)[0]  # the cluster's own lake
+            attributes = cluster["ec2_attributes"]
+            for key, part in (("emr_managed_master_security_group", "Master"),
+                              ("emr_managed_slave_security_group", "CoreTask"),
+                              ("service_access_security_group", "ServiceAccess")):
+                group = named(stack, "aws_security_group", f"{lake}/Security/{part}")
+                assert part in attributes[key] and lake.split("/")[-1] in attributes[key]
+                assert group["revoke_rules_on_delete"] is True
+                assert "ingress" not in group and "egress" not in group
         for group in resources(stack, "aws_security_group").values():
             for rule in group.get("ingress", []):
                 assert "0.0.0.0/0" not in (rule.get("cidr_blocks") or []), (name, rule)

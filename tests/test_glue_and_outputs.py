@@ -29,9 +29,18 @@ def test_lake_formation_grants_go_to_role_arns(synthesized):
     assert resources(synthesized.stacks["segment-data-lake"], "aws_lakeformation_permissions") == {}
 
 
+def test_several_lakes_in_a_stack_keep_all_their_outputs(synthesized):
+    outputs = synthesized.stacks["staging-and-prod"]["output"]
+    assert set(outputs) == {f"{lake}_{name}" for lake in ("prod", "staging") for name in SETTINGS_OUTPUTS}
+    assert outputs["prod_s3_bucket"]["value"] == "acme-segment-lake-prod"
+    assert outputs["staging_s3_bucket"]["value"] == "acme-segment-lake-staging"
+    assert outputs["prod_emr_cluster_id"]["value"] != outputs["staging_emr_cluster_id"]["value"]
+
+
 def test_outputs_have_static_names(synthesized):
     for name, stack in synthesized.stacks.items():
-        assert set(stack["output"]) == SETTINGS_OUTPUTS, name
+        if name != "staging-and-prod":  # one lake per stack
+            assert set(stack["output"]) == SETTINGS_OUTPUTS, name
     outputs = synthesized.stacks["segment-data-lake"]["output"]
     assert outputs["s3_bucket"]["value"] == "my-company-segment-data-lake"
     assert outputs["emr_cluster_id"]["value"].startswith("${aws_emr_cluster.")

@@ -1,11 +1,13 @@
 """SegmentDataLake: every part of a customer's data lake, composed."""
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
-from cdktf import TerraformOutput
+from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
+from segment_lake import contract
 
 from . import validation
 from .account import AwsAccount
@@ -113,12 +115,21 @@ class SegmentDataLake(Construct):
             "emr_service_role_name": (roles.emr_service_role.name, "EMR service role"),
             "emr_autoscaling_role_name": (roles.emr_autoscaling_role.name, "EMR autoscaling role"),
         }
-        outputs = {}
-        for name, (value, description) in values.items():
-            output = TerraformOutput(self, name, value=value, description=description)
-            output.override_logical_id(name)
-            outputs[name] = output
+        outputs = {name: TerraformOutput(self, name, value=value, description=description)
+                   for name, (value, description) in values.items()}
+        # One lake in a stack names its outputs plainly (emr_cluster_id); with several, every lake's
+        # names start with its construct id (prod_emr_cluster_id, staging_emr_cluster_id), so none is lost.
+        lakes = _LAKES_BY_STACK.setdefault(TerraformStack.of(self), [])
+        lakes.append(self)
+        for lake in lakes:
+            prefix = f"{contract.slug(lake.node.id)}_" if len(lakes) > 1 else ""
+            for name, output in (outputs if lake is self else lake.outputs).items():
+                output.override_logical_id(prefix + name)
         return outputs
+
+
+# The lakes of each stack, for naming their outputs (weak: a stack's lakes go with it).
+_LAKES_BY_STACK: "weakref.WeakKeyDictionary[TerraformStack, list[SegmentDataLake]]" = weakref.WeakKeyDictionary()
 
 
 def _with_tags(props, tags: Mapping[str, str]):

@@ -1,0 +1,44 @@
+"""Two lakes in one stack, production and staging: each with its own bucket, roles (``name_suffix``),
+cluster and schedules. With several lakes in a stack, every lake's outputs start with its construct id
+(``prod_emr_cluster_id``, ``staging_emr_cluster_id``)."""
+from cdktf import App, TerraformStack
+from constructs import Construct
+
+from segment_data_lake import (
+    DataLakeBucketProps,
+    DataLakeRolesProps,
+    EmrClusterProps,
+    SegmentDataLake,
+    SegmentDataLakeProps,
+    SegmentSource,
+)
+from segment_data_lake.aws import AwsProvider
+
+STACK_NAME = "staging-and-prod"
+
+
+def lake_props(environment: str, subnet_id: str) -> SegmentDataLakeProps:
+    return SegmentDataLakeProps(
+        bucket=DataLakeBucketProps(bucket_name=f"acme-segment-lake-{environment}"),
+        access=DataLakeRolesProps(external_ids=[f"acme{environment}workspace"], name_suffix=f"-{environment}"),
+        cluster=EmrClusterProps(subnet_id=subnet_id, name=f"segment-data-lake-{environment}"),
+        sources=[SegmentSource(source_id=f"Web{environment.capitalize()}123", slug=f"acme-web-{environment}")],
+    )
+
+
+class StagingAndProdStack(TerraformStack):
+    def __init__(self, scope: Construct, id: str) -> None:
+        super().__init__(scope, id)
+        AwsProvider(self, "aws", region="us-east-1")
+        self.prod = SegmentDataLake(self, "Prod", props=lake_props("prod", "subnet-0a1b2c3d4e5f60718"))
+        self.staging = SegmentDataLake(self, "Staging", props=lake_props("staging", "subnet-0f1e2d3c4b5a69788"))
+
+
+def build(app: App) -> TerraformStack:
+    return StagingAndProdStack(app, STACK_NAME)
+
+
+if __name__ == "__main__":
+    app = App()
+    build(app)
+    app.synth()
