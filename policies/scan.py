@@ -6,8 +6,10 @@
 checkov's terraform_json runner ignores inline skips and exits 0 when it
 cannot parse a file, so this wrapper:
   * runs checkov with this module's custom checks (policies/checks),
-  * accepts a failure only if a documented skip (check id, resource type,
-    reason) covers it, and fails on every other failure,
+  * accepts a failure only if a documented skip (check id, the role of the
+    resources it applies to, reason) covers it and the failing resource is one
+    the constructs marked with that role (by address, in the stack's
+    "//.segment_data_lake_scan"), and fails on every other failure,
   * fails unless each stack was parsed and a non-zero number of checks ran,
   * lints every IAM identity policy with parliament, failing on findings not
     documented as accepted.
@@ -16,7 +18,6 @@ Exit status 0 only when every stack is clean.
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import os
 import re
@@ -26,6 +27,7 @@ from pathlib import Path
 
 POLICIES_DIR = Path(__file__).resolve().parent
 CHECKS_DIR = POLICIES_DIR / "checks"
+MARKS_KEY = "segment_data_lake_scan"  # constructs/segment_data_lake/scan_marks.py
 IAM_POLICY_TYPES = ("aws_iam_policy", "aws_iam_role_policy", "aws_iam_user_policy", "aws_iam_group_policy")
 
 # Stand-ins for Terraform references, so that parliament sees well-formed ARNs.
@@ -67,10 +69,11 @@ def resource_types(stack: dict) -> dict[str, str]:
     return {name: rtype for rtype, blocks in stack.get("resource", {}).items() for name in blocks}
 
 
-def _resource_type(record: dict, types: dict[str, str]) -> str:
+def _address(record: dict, types: dict[str, str]) -> str:
+    """``<type>.<logical name>`` of the resource a checkov record is about."""
     resource = record.get("resource", "")
-    prefix, _, name = resource.partition(".")
-    return types.get(name, prefix)
+    name = resource.rsplit(".", 1)[-1]
+    return f"{types.get(name, resource.partition('.')[0])}.{name}"
 
 
 def run_checkov(stack_file: Path) -> dict:
@@ -100,9 +103,10 @@ def checkov_problems(stack_file: Path, stack: dict, skips: list[dict]) -> tuple[
         raise ScanError(f"checkov ran no checks on {stack_file}: is it a synthesized stack with resources?")
     problems = []
     accepted = 0
+    marks = stack.get("//", {}).get(MARKS_KEY, {})  # role -> addresses, written by the constructs
     for record in report.get("results", {}).get("failed_checks", []):
-        rtype = _resource_type(record, types)
-        if any(s["check"] == record["check_id"] and fnmatch.fnmatch(rtype, s.get("resource_type", "*")) for s in skips):
+        address = _address(record, types)
+        if any(s["check"] == record["check_id"] and address in marks.get(s["applies_to"], ()) for s in skips):
             accepted += 1
             continue
         problems.append(f"{stack_file}: {record['check_id']} {record.get('check_name', '')} failed for "
@@ -145,8 +149,8 @@ def parliament_problems(stack_file: Path, stack: dict, accepted: list[dict]) -> 
 def scan(paths: list[str], skips_file: Path, findings_file: Path) -> list[str]:
     skips = json.loads(skips_file.read_text())
     for skip in skips:
-        if not skip.get("check") or not skip.get("reason"):
-            raise ScanError(f"skip {skip!r} in {skips_file} needs a 'check' and a 'reason'")
+        if not skip.get("check") or not skip.get("applies_to") or not skip.get("reason"):
+            raise ScanError(f"skip {skip!r} in {skips_file} needs a 'check', an 'applies_to' and a 'reason'")
     accepted_findings = json.loads(findings_file.read_text())
     problems = []
     for stack_file in stack_files(paths):

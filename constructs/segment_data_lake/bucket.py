@@ -26,6 +26,7 @@ from .aws import (
     S3EncryptionByDefault,
 )
 from .tagging import with_vendor_tag
+from .scan_marks import mark
 
 STAGE_PREFIX = "segment-stage/"
 # Created buckets are versioned; old versions of rewritten objects go after 30 days.
@@ -122,8 +123,10 @@ class DataLakeBucket(Construct):
         return [*rules, *props.extra_lifecycle_rules]
 
     def _create(self, props: DataLakeBucketProps) -> S3Bucket:
-        return S3Bucket(self, "Bucket", bucket=props.bucket_name, force_destroy=props.force_destroy,
-                        tags=with_vendor_tag(props.tags))
+        bucket = S3Bucket(self, "Bucket", bucket=props.bucket_name, force_destroy=props.force_destroy,
+                          tags=with_vendor_tag(props.tags))
+        mark(bucket, "lake_bucket")
+        return bucket
 
     def _secure(self, props: DataLakeBucketProps) -> None:
         bucket = self.bucket_name

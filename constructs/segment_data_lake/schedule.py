@@ -17,6 +17,7 @@ from .aws import (
     SchedulerScheduleTarget,
     SchedulerScheduleTargetRetryPolicy,
 )
+from .scan_marks import mark
 from .sources import SegmentSource
 from .tagging import with_vendor_tag
 
@@ -101,3 +102,4 @@ class SyncSchedules(Construct):
                         maximum_retry_attempts=2, maximum_event_age_in_seconds=3600),
                 ),
             )
+            mark(self.schedules[source.source_id], "sync_schedule")
