@@ -18,6 +18,7 @@ Exit status 0 only when every stack is clean.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import re
