@@ -3,6 +3,7 @@
     SEGMENT_LAKE_BUCKET       existing bucket name (created with SEGMENT_LAKE_CREATE_BUCKET=1)
     SEGMENT_LAKE_SUBNET_ID    subnet of the EMR cluster
     SEGMENT_WORKSPACE_IDS     comma-separated Segment workspace ids (the external ids)
+    SEGMENT_WORKSPACE_ID      the workspace of the sources, named in sync reports (needed with several ids)
     SEGMENT_SOURCES           comma-separated source_id:slug pairs
     SEGMENT_LAKE_SUFFIX       suffix of IAM role names, e.g. -prod
     AWS_REGION                region of the provider
@@ -47,6 +48,7 @@ class DataLakeStack(TerraformStack):
                                       name_suffix=env.get("SEGMENT_LAKE_SUFFIX", "")),
             cluster=EmrClusterProps(subnet_id=env.get("SEGMENT_LAKE_SUBNET_ID", "subnet-0123456789abcdef0")),
             sources=sources_from(env.get("SEGMENT_SOURCES", "9aQ1bC2dE3:web_app")),
+            workspace_id=env.get("SEGMENT_WORKSPACE_ID"),
         ))
 
 

@@ -132,3 +132,13 @@ def test_cluster_options_are_wired():
     assert document["EncryptionConfiguration"]["EnableInTransitEncryption"] is True
     assert document["EncryptionConfiguration"]["InTransitEncryptionConfiguration"]["TLSCertificateConfiguration"] == {
         "CertificateProviderType": "PEM", "S3Object": "s3://certs/emr.zip"}
+
+
+def test_the_cluster_waits_for_its_policies_and_keeps_no_step_history(synthesized):
+    for name, stack in synthesized.stacks.items():
+        attachments = {f"aws_iam_role_policy_attachment.{key}" for key in resources(stack, "aws_iam_role_policy_attachment")}
+        for cluster in resources(stack, "aws_emr_cluster").values():
+            lake = cluster["//"]["metadata"]["path"].rsplit("/Emr/", 1)[0].split("/", 1)[1]
+            own = {a for a in attachments if a.split(".")[1].startswith(lake.replace("/", "_") + "_Roles_")}
+            assert own and set(cluster["depends_on"]) == own, name
+            assert cluster["list_steps_states"] == ["PENDING", "RUNNING"]

@@ -49,6 +49,9 @@ CASES = [
     (lambda: EmrClusterProps(subnet_id=SUBNET, release_label="7.13.0"),
      "unknown EMR release label format '7.13.0': use emr-MAJOR.MINOR.PATCH"),
     (lambda: EmrClusterProps(subnet_id=SUBNET, release_label="emr-5.36.0"), "EMR release 'emr-5.36.0' is too old"),
+    # no python3.11 before emr-7.1.0
+    (lambda: EmrClusterProps(subnet_id=SUBNET, release_label="emr-6.15.0"), "EMR release 'emr-6.15.0' is too old"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, release_label="emr-7.0.0"), "EMR release 'emr-7.0.0' is too old"),
     (lambda: EmrClusterProps(subnet_id=SUBNET, core_instance_count=0), "core_instance_count is 0: it must be a whole number of at least 1"),
     (lambda: EmrClusterProps(subnet_id=SUBNET, task_instance_count=0), "task_instance_count is 0"),
     (lambda: EmrClusterProps(subnet_id=SUBNET, core_instance_count=3),
@@ -143,3 +146,16 @@ def test_the_constructs_name_databases_and_tables_as_the_sync_does(slug, prefix)
     source = SegmentSource(source_id="Src1", slug=slug, table_prefix=prefix)
     settings = SyncSettings(source_id="Src1", input_uri="in", lake_uri="lake", source_slug=slug, table_prefix=prefix)
     assert (source.database, source.table_name_prefix) == (settings.database, settings.table_name_prefix)
+
+
+def test_the_first_release_with_python_3_11_is_accepted():
+    assert EmrClusterProps(subnet_id=SUBNET, release_label="emr-7.1.0").release_label == "emr-7.1.0"
+
+
+def test_the_workspace_of_the_syncs_is_one_of_the_external_ids():
+    two = DataLakeRolesProps(external_ids=["ws1", "ws2"])
+    with pytest.raises(DataLakeConfigError, match="access has 2 external ids: set workspace_id"):
+        props(access=two)
+    with pytest.raises(DataLakeConfigError, match="workspace_id 'ws3' is not among access.external_ids"):
+        props(access=two, workspace_id="ws3")
+    assert props(access=two, workspace_id="ws2").workspace_id == "ws2"

@@ -59,7 +59,20 @@ def test_one_schedule_per_source_every_two_hours(lake):
                         "--input": "s3://my-company-segment-data-lake/segment-logs/9aQ1bC2dE3/",
                         "--lake": "s3://my-company-segment-data-lake/", "--glue-database": "web_app",
                         "--date-partition": "day_hour", "--catalog": "glue",
-                        "--aws-region": "${data.aws_region.%s.name}" % next(iter(lake["data"]["aws_region"]))}
+                        "--aws-region": "${data.aws_region.%s.name}" % next(iter(lake["data"]["aws_region"])),
+                        "--workspace-id": "my-workspace-id"}
+    # the sync's own command line takes them as they are
+    from segment_lake.cli import parser
+    assert parser().parse_args(args[6:]).workspace_id == "my-workspace-id"
+
+
+def test_every_step_names_the_workspace_for_its_reports(synthesized):
+    for name, stack in synthesized.stacks.items():
+        for schedule in resources(stack, "aws_scheduler_schedule").values():
+            args = json.loads(schedule["target"]["input"])["Steps"][0]["HadoopJarStep"]["Args"]
+            settings = dict(zip(args[7::2], args[8::2]))
+            expected = {"complete": "acmeworkspace123"}.get(name, settings.get("--workspace-id"))
+            assert settings.get("--workspace-id") == expected and expected, name
 
 
 def test_shared_database_schedules_carry_prefixes_and_partitions(synthesized):

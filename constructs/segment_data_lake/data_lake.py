@@ -36,6 +36,8 @@ class SegmentDataLakeProps:
         EMR instance role and the vendor role, plus ``lake_formation_role_arns``.
     :param lake_formation_role_arns: more IAM role ARNs to grant.
     :param schedule_kms_key_arn: KMS key encrypting the schedules (AWS-owned key by default).
+    :param workspace_id: the Segment workspace whose sources these are, passed to every sync for its
+        reports (default: the external id, when ``access`` has exactly one; required with several).
     :param tags: tags for every resource; ``vendor=segment`` is always added.
     """
 
@@ -48,9 +50,16 @@ class SegmentDataLakeProps:
     lake_formation: bool = False
     lake_formation_role_arns: Sequence[str] = ()
     schedule_kms_key_arn: str | None = None
+    workspace_id: str | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.workspace_id is None and len(self.access.external_ids) != 1:
+            validation.fail(f"access has {len(self.access.external_ids)} external ids: set workspace_id to the Segment "
+                            f"workspace whose sources these are, e.g. workspace_id={self.access.external_ids[0]!r}")
+        if self.workspace_id is not None and self.workspace_id not in self.access.external_ids:
+            validation.fail(f"workspace_id {self.workspace_id!r} is not among access.external_ids: Segment assumes the "
+                            f"vendor role with the workspace id as external id, so list it there")
         validate_sources(self.sources)
         validation.schedule_expression(self.schedule_expression)
         validation.role_arns(self.lake_formation_role_arns, "lake_formation_role_arns")
@@ -92,7 +101,7 @@ class SegmentDataLake(Construct):
             cluster_arn=self.cluster.cluster_arn, bucket_name=self.bucket.bucket_name,
             step_entry=self.workload.step_entry, schedule_expression=props.schedule_expression,
             name_suffix=props.access.name_suffix, kms_key_arn=props.schedule_kms_key_arn, tags=tags,
-            account=self.account,
+            account=self.account, workspace_id=props.workspace_id or props.access.external_ids[0],
         )
         grantees = [self.roles.emr_instance_role.arn, self.roles.vendor_role.arn, *props.lake_formation_role_arns]
         self.catalog = GlueCatalog(self, "Glue", sources=props.sources, create_databases=props.create_glue_databases,

@@ -225,6 +225,10 @@ class DataLakeCluster(Construct):
                               for b in bootstrap_actions] or None,
             configurations_json=json.dumps(merge_configurations(default_configurations(), props.extra_configurations), indent=2),
             tags=with_vendor_tag(props.tags, EMR_MANAGED_POLICY_TAG),
+            # Only the queued and running steps are read into the state, not every step the schedules ever ran.
+            list_steps_states=["PENDING", "RUNNING"],
+            # The nodes and EMR need their policies attached before the cluster starts.
+            depends_on=list(roles.attachments),
             # Managed scaling resizes the groups; that is not drift to undo.
             lifecycle=TerraformResourceLifecycle(ignore_changes=["core_instance_group[0].instance_count"]),
         )

@@ -42,7 +42,8 @@ class DataLakeRoles(Construct):
     """Vendor role, EMR service role, EMR instance profile (and role), autoscaling role.
 
     Attributes: ``vendor_role``, ``emr_service_role``, ``emr_instance_role``,
-    ``emr_instance_profile``, ``emr_autoscaling_role`` and their ``*_policy``.
+    ``emr_instance_profile``, ``emr_autoscaling_role``, their ``*_policy``, and ``attachments`` (every
+    policy attachment: a cluster must wait for them, or it starts without its permissions).
     """
 
     def __init__(self, scope: Construct, id: str, *, props: DataLakeRolesProps, bucket_arn: str,
@@ -53,13 +54,14 @@ class DataLakeRoles(Construct):
         arn_parts = {"partition": self.account.partition, "region": self.account.region,
                      "account_id": self.account.account_id}
         self._tags = with_vendor_tag(props.tags)
+        self.attachments: list[IamRolePolicyAttachment] = []
 
         self.emr_service_role = self._role("EmrServiceRole", "SegmentEMRServiceRole", "emr-service-trust", arn_parts,
                                            "Used by Amazon EMR to run the data lake cluster")
-        IamRolePolicyAttachment(
+        self.attachments.append(IamRolePolicyAttachment(
             self, "EmrServiceManagedPolicy", role=self.emr_service_role.name,
             policy_arn=f"arn:{self.account.partition}:iam::aws:policy/service-role/AmazonEMRServicePolicy_v2",
-        )
+        ))
 
         self.emr_instance_role = self._role("EmrInstanceRole", "SegmentEMRInstanceProfileRole", "emr-instance-trust",
                                             {}, "Assumed by the data lake cluster's nodes")
@@ -102,5 +104,5 @@ class DataLakeRoles(Construct):
     def _attach(self, role: IamRole, id: str, name: str, template: str, values: dict) -> IamPolicy:
         policy = IamPolicy(self, id, name=f"{name}{self.props.name_suffix}",
                            policy=policy_documents.render_json(template, **values), tags=self._tags)
-        IamRolePolicyAttachment(self, f"{id}Attachment", role=role.name, policy_arn=policy.arn)
+        self.attachments.append(IamRolePolicyAttachment(self, f"{id}Attachment", role=role.name, policy_arn=policy.arn))
         return policy

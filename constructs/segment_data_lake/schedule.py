@@ -24,8 +24,9 @@ from .tagging import with_vendor_tag
 DEFAULT_SCHEDULE = "rate(2 hours)"
 
 
-def sync_step_args(source: SegmentSource, bucket_name: str, step_entry: str, region: str) -> list[str]:
-    """The ``spark-submit`` command of one sync of ``source``."""
+def sync_step_args(source: SegmentSource, bucket_name: str, step_entry: str, region: str,
+                   workspace_id: str | None = None) -> list[str]:
+    """The ``spark-submit`` command of one sync of ``source``; ``workspace_id`` goes into its reports."""
     args = [
         "spark-submit", "--master", "yarn", "--deploy-mode", "client", step_entry,
         "sync",
@@ -40,11 +41,13 @@ def sync_step_args(source: SegmentSource, bucket_name: str, step_entry: str, reg
     ]
     if source.table_prefix:
         args += ["--table-prefix", source.table_prefix]
+    if workspace_id:
+        args += ["--workspace-id", workspace_id]
     return args
 
 
 def add_job_flow_steps_input(cluster_id: str, source: SegmentSource, bucket_name: str, step_entry: str,
-                             region: str) -> str:
+                             region: str, workspace_id: str | None = None) -> str:
     """The AddJobFlowSteps request the schedule sends (EMR API field names)."""
     return json.dumps({
         "JobFlowId": cluster_id,
@@ -53,7 +56,7 @@ def add_job_flow_steps_input(cluster_id: str, source: SegmentSource, bucket_name
             # A failed sync is retried by the next run; the cluster keeps serving other sources.
             "ActionOnFailure": "CONTINUE",
             "HadoopJarStep": {"Jar": "command-runner.jar",
-                              "Args": sync_step_args(source, bucket_name, step_entry, region)},
+                              "Args": sync_step_args(source, bucket_name, step_entry, region, workspace_id)},
         }],
     })
 
@@ -63,13 +66,14 @@ class SyncSchedules(Construct):
     add steps to this cluster.
 
     Attributes: ``role``, ``policy``, ``schedules`` (dict source id to ``SchedulerSchedule``).
+    ``workspace_id`` (the Segment workspace) is passed to every sync, which copies it into its reports.
     """
 
     def __init__(self, scope: Construct, id: str, *, sources: Sequence[SegmentSource], cluster_id: str,
                  cluster_arn: str, bucket_name: str, step_entry: str,
                  schedule_expression: str = DEFAULT_SCHEDULE, name_suffix: str = "",
                  kms_key_arn: str | None = None, tags: Mapping[str, str] | None = None,
-                 account: AwsAccount | None = None) -> None:
+                 account: AwsAccount | None = None, workspace_id: str | None = None) -> None:
         super().__init__(scope, id)
         validation.schedule_expression(schedule_expression)
         account = AwsAccount.of(self, account)
@@ -96,7 +100,8 @@ class SyncSchedules(Construct):
                 target=SchedulerScheduleTarget(
                     arn=f"arn:{account.partition}:scheduler:::aws-sdk:emr:addJobFlowSteps",
                     role_arn=self.role.arn,
-                    input=add_job_flow_steps_input(cluster_id, source, bucket_name, step_entry, account.region),
+                    input=add_job_flow_steps_input(cluster_id, source, bucket_name, step_entry, account.region,
+                                                   workspace_id),
                     # The next scheduled run picks up whatever a missed one left.
                     retry_policy=SchedulerScheduleTargetRetryPolicy(
                         maximum_retry_attempts=2, maximum_event_age_in_seconds=3600),

@@ -97,8 +97,9 @@ def release_label(label: str) -> str:
     match = _RELEASE_LABEL.match(label or "")
     if not match:
         fail(f"unknown EMR release label format {label!r}: use emr-MAJOR.MINOR.PATCH, for example emr-7.13.0")
-    if int(match.group(1)) < 6:
-        fail(f"EMR release {label!r} is too old: the sync needs Spark 3 and Python 3.11, use emr-7.x")
+    if (int(match.group(1)), int(match.group(2))) < (7, 1):
+        fail(f"EMR release {label!r} is too old: the sync needs Spark 3.5 and Python 3.11 (emr-7.1.0 or newer), "
+             f"use emr-7.13.0")
     return label
 
 

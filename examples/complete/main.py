@@ -76,6 +76,7 @@ class CompleteStack(TerraformStack):
         self.lake = SegmentDataLake(self, "Lake", props=SegmentDataLakeProps(
             bucket=DataLakeBucketProps(bucket_name=bucket_name, create_bucket=True, stage_expiration_days=7),
             access=DataLakeRolesProps(external_ids=["acmeworkspace123", "acmestaging456"], name_suffix="-complete"),
+            workspace_id="acmeworkspace123",
             cluster=EmrClusterProps(
                 subnet_id=self.network.subnet.id,
                 name="segment-data-lake-complete",
