@@ -32,8 +32,8 @@ def test_lake_formation_grants_go_to_role_arns(synthesized):
 def test_several_lakes_in_a_stack_keep_all_their_outputs(synthesized):
     outputs = synthesized.stacks["staging-and-prod"]["output"]
     assert set(outputs) == {f"{lake}_{name}" for lake in ("prod", "staging") for name in SETTINGS_OUTPUTS}
-    assert outputs["prod_s3_bucket"]["value"] == "acme-segment-lake-prod"
-    assert outputs["staging_s3_bucket"]["value"] == "acme-segment-lake-staging"
+    assert outputs["prod_s3_bucket"]["value"].startswith("${aws_s3_bucket.Prod_Bucket_")
+    assert outputs["staging_s3_bucket"]["value"].startswith("${aws_s3_bucket.Staging_Bucket_")
     assert outputs["prod_emr_cluster_id"]["value"] != outputs["staging_emr_cluster_id"]["value"]
 
 

@@ -105,8 +105,27 @@ def test_emr_instance_role_reaches_only_this_bucket_glue_and_metrics(lake):
     assert {"glue:CreateTable", "glue:UpdateTable", "glue:BatchCreatePartition", "glue:GetTable"} <= set(glue["Action"])
     metrics = statement(document, "PublishClusterMetrics")
     assert metrics["Action"] == "cloudwatch:PutMetricData" and "cloudwatch:namespace" in metrics["Condition"]["StringLike"]
-    kms = statement(document, "EncryptWithTheClusterKey")
-    assert kms["Resource"].startswith("${aws_kms_key.")
+    kms = statement(document, "EncryptWithTheLakeKeys")
+    assert len(kms["Resource"]) == 1 and kms["Resource"][0].startswith("${aws_kms_key.")  # the cluster's key
+
+
+BUCKET_KEY = "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+
+
+def test_a_bucket_key_is_granted_to_the_nodes_and_the_vendor_role(synthesized):
+    stack = synthesized.stacks["staging-and-prod"]
+    for lake, keys in (("Prod", 2), ("Staging", 1)):
+        for policy_part, sid in (("EmrInstancePolicy", "EncryptWithTheLakeKeys"),
+                                 ("VendorPolicy", "ReadAndWriteWithTheLakeKeys")):
+            granted = statement(policy(named(stack, "aws_iam_policy", f"{lake}/Roles/{policy_part}")), sid)
+            assert set(granted["Action"]) == {"kms:Decrypt", "kms:GenerateDataKey"}
+            assert len(granted["Resource"]) == keys and granted["Resource"][0].startswith("${aws_kms_key.")
+            assert (BUCKET_KEY in granted["Resource"]) == (lake == "Prod")
+
+
+def test_the_vendor_role_may_delete_tables_in_batches(lake):
+    _, document = attached_policy(lake, "VendorRole", "VendorPolicy")
+    assert "glue:BatchDeleteTable" in statement(document, "GlueCatalogOfThisAccountAndRegion")["Action"]
 
 
 def test_autoscaling_role(lake):

@@ -91,7 +91,8 @@ class SegmentDataLake(Construct):
         )
         self.roles = DataLakeRoles(self, "Roles", props=_with_tags(props.access, tags),
                                    bucket_arn=self.bucket.bucket_arn,
-                                   cluster_key_arn=self.security.cluster_key_arn, account=self.account)
+                                   cluster_key_arn=self.security.cluster_key_arn, account=self.account,
+                                   bucket_kms_key_arn=props.bucket.kms_key_arn)
         self.workload = WorkloadDelivery(self, "Workload", bucket_name=self.bucket.bucket_name)
         self.cluster = DataLakeCluster(self, "Emr", props=cluster_props, roles=self.roles, security=self.security,
                                        bucket_name=self.bucket.bucket_name,

@@ -47,12 +47,16 @@ class DataLakeRoles(Construct):
     """
 
     def __init__(self, scope: Construct, id: str, *, props: DataLakeRolesProps, bucket_arn: str,
-                 cluster_key_arn: str, account: AwsAccount | None = None) -> None:
+                 cluster_key_arn: str, account: AwsAccount | None = None,
+                 bucket_kms_key_arn: str | None = None) -> None:
+        """``cluster_key_arn`` encrypts what the cluster writes and ``bucket_kms_key_arn`` (if any) is the
+        bucket's default key: the nodes and the vendor role read and write with both."""
         super().__init__(scope, id)
         self.props = props
         self.account = AwsAccount.of(self, account)
         arn_parts = {"partition": self.account.partition, "region": self.account.region,
                      "account_id": self.account.account_id}
+        kms_key_arns = [cluster_key_arn, *([bucket_kms_key_arn] if bucket_kms_key_arn else [])]
         self._tags = with_vendor_tag(props.tags)
         self.attachments: list[IamRolePolicyAttachment] = []
 
@@ -71,7 +75,7 @@ class DataLakeRoles(Construct):
         )
         self.emr_instance_policy = self._attach(
             self.emr_instance_role, "EmrInstancePolicy", "SegmentEMRInstanceProfilePolicy", "emr-instance-permissions",
-            dict(arn_parts, bucket_arn=bucket_arn, kms_key_arn=cluster_key_arn),
+            dict(arn_parts, bucket_arn=bucket_arn, kms_key_arns=kms_key_arns),
         )
         # AmazonEMRServicePolicy_v2 may pass only roles named EMR_EC2_DefaultRole.
         self.emr_service_pass_role_policy = self._attach(
@@ -93,7 +97,7 @@ class DataLakeRoles(Construct):
         )
         self.vendor_policy = self._attach(
             self.vendor_role, "VendorPolicy", "SegmentDataLakePolicy", "vendor-permissions",
-            dict(arn_parts, bucket_arn=bucket_arn, emr_role_arns=[
+            dict(arn_parts, bucket_arn=bucket_arn, kms_key_arns=kms_key_arns, emr_role_arns=[
                 self.emr_service_role.arn, self.emr_instance_role.arn, self.emr_autoscaling_role.arn]),
         )
 

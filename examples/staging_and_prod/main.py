@@ -17,9 +17,10 @@ from segment_data_lake.aws import AwsProvider
 STACK_NAME = "staging-and-prod"
 
 
-def lake_props(environment: str, subnet_id: str) -> SegmentDataLakeProps:
+def lake_props(environment: str, subnet_id: str, bucket_kms_key_arn: str | None = None) -> SegmentDataLakeProps:
     return SegmentDataLakeProps(
-        bucket=DataLakeBucketProps(bucket_name=f"acme-segment-lake-{environment}"),
+        bucket=DataLakeBucketProps(bucket_name=f"acme-segment-lake-{environment}", create_bucket=True,
+                                   kms_key_arn=bucket_kms_key_arn),
         access=DataLakeRolesProps(external_ids=[f"acme{environment}workspace"], name_suffix=f"-{environment}"),
         cluster=EmrClusterProps(subnet_id=subnet_id, name=f"segment-data-lake-{environment}"),
         sources=[SegmentSource(source_id=f"Web{environment.capitalize()}123", slug=f"acme-web-{environment}")],
@@ -30,7 +31,10 @@ class StagingAndProdStack(TerraformStack):
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id)
         AwsProvider(self, "aws", region="us-east-1")
-        self.prod = SegmentDataLake(self, "Prod", props=lake_props("prod", "subnet-0a1b2c3d4e5f60718"))
+        # production's bucket encrypts with a customer managed key (nothing outside the account writes to it)
+        self.prod = SegmentDataLake(self, "Prod", props=lake_props(
+            "prod", "subnet-0a1b2c3d4e5f60718",
+            bucket_kms_key_arn="arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"))
         self.staging = SegmentDataLake(self, "Staging", props=lake_props("staging", "subnet-0f1e2d3c4b5a69788"))
 
 
