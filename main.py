@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from cdktf import App, TerraformStack
+from cdktf import App, LocalBackend, TerraformStack
 from constructs import Construct
 
 from segment_data_lake import (
@@ -41,6 +41,8 @@ class DataLakeStack(TerraformStack):
     def __init__(self, scope: Construct, id: str, env: dict[str, str]) -> None:
         super().__init__(scope, id)
         AwsProvider(self, "aws", region=env.get("AWS_REGION", "us-west-2"))
+        # state next to cdktf.json, by a relative path (terraform runs in cdktf.out/stacks/<stack>/)
+        LocalBackend(self, path=f"../../../terraform.{id}.tfstate")
         self.lake = SegmentDataLake(self, "SegmentDataLake", props=SegmentDataLakeProps(
             bucket=DataLakeBucketProps(bucket_name=env.get("SEGMENT_LAKE_BUCKET", "my-company-segment-data-lake"),
                                        create_bucket=env.get("SEGMENT_LAKE_CREATE_BUCKET") == "1"),

@@ -50,3 +50,11 @@ def test_the_makefile_silences_jsiis_node_banner():
                   "jsii-banner"], REPO)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "end-of-life" not in result.stderr and "Node" not in result.stderr, result.stderr[:500]
+
+
+def test_state_lives_by_a_relative_path_and_is_never_committed(synthesized):
+    for name, stack in synthesized.stacks.items():
+        path = stack["terraform"]["backend"]["local"]["path"]
+        assert path == f"../../../terraform.{name}.tfstate", name  # next to cdktf.json, from any machine
+    ignored = (REPO / ".gitignore").read_text().split()
+    assert "*.tfstate" in ignored and "*.tfstate.*" in ignored

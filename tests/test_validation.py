@@ -91,6 +91,8 @@ CASES = [
      "invalid lake_formation_role_arns entry 'SegmentEMRInstanceProfile': Lake Formation needs an IAM role ARN"),
     (lambda: props(lake_formation_role_arns=["arn:aws:iam::123456789012:role/analyst"]),
      "lake_formation_role_arns is set but lake_formation is False"),
+    (lambda: props(lake_formation=True), "lake_formation=True grants on the sources' Glue databases, which must exist "
+                                         "first: set create_glue_databases=True"),
     (lambda: props(tags={"aws:owner": "x"}), "invalid tag key 'aws:owner'"),
 ]
 

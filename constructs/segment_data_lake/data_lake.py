@@ -33,7 +33,9 @@ class SegmentDataLakeProps:
     :param create_glue_databases: create each source's Glue database here rather
         than letting the first sync create it.
     :param lake_formation: grant Lake Formation permissions on the databases to the
-        EMR instance role and the vendor role, plus ``lake_formation_role_arns``.
+        EMR instance role and the vendor role, plus ``lake_formation_role_arns``; needs
+        ``create_glue_databases`` (a grant needs its database), and the deploying principal
+        must be a Lake Formation administrator.
     :param lake_formation_role_arns: more IAM role ARNs to grant.
     :param schedule_kms_key_arn: KMS key encrypting the schedules (AWS-owned key by default).
     :param workspace_id: the Segment workspace whose sources these are, passed to every sync for its
@@ -64,6 +66,9 @@ class SegmentDataLakeProps:
         validation.schedule_expression(self.schedule_expression)
         validation.role_arns(self.lake_formation_role_arns, "lake_formation_role_arns")
         validation.tags(self.tags)
+        if self.lake_formation and not self.create_glue_databases:
+            validation.fail("lake_formation=True grants on the sources' Glue databases, which must exist first: "
+                            "set create_glue_databases=True")
         if self.lake_formation_role_arns and not self.lake_formation:
             validation.fail("lake_formation_role_arns is set but lake_formation is False: set lake_formation=True to grant them")
 

@@ -1,6 +1,6 @@
 """Everything created here: the bucket, a VPC whose private subnet reaches AWS only
 through VPC endpoints, the lake with Glue databases and Lake Formation grants."""
-from cdktf import App, TerraformStack
+from cdktf import App, LocalBackend, TerraformStack
 from constructs import Construct
 
 from segment_data_lake import (
@@ -71,6 +71,8 @@ class CompleteStack(TerraformStack):
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id)
         AwsProvider(self, "aws", region=REGION)
+        # state next to cdktf.json, by a relative path (terraform runs in cdktf.out/stacks/<stack>/)
+        LocalBackend(self, path=f"../../../terraform.{id}.tfstate")
         bucket_name = "acme-segment-data-lake-complete"
         self.network = PrivateNetwork(self, "Network", flow_log_bucket_arn=f"arn:aws:s3:::{bucket_name}")
         self.lake = SegmentDataLake(self, "Lake", props=SegmentDataLakeProps(

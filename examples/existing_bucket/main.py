@@ -1,5 +1,5 @@
 """The common case: an existing bucket and an existing subnet, one source."""
-from cdktf import App, TerraformStack
+from cdktf import App, LocalBackend, TerraformStack
 from constructs import Construct
 
 from segment_data_lake import (
@@ -19,6 +19,8 @@ class ExistingBucketStack(TerraformStack):
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id)
         AwsProvider(self, "aws", region="us-west-2")
+        # state next to cdktf.json, by a relative path (terraform runs in cdktf.out/stacks/<stack>/)
+        LocalBackend(self, path=f"../../../terraform.{id}.tfstate")
         self.lake = SegmentDataLake(self, "Lake", props=SegmentDataLakeProps(
             bucket=DataLakeBucketProps(bucket_name="acme-segment-data-lake"),
             access=DataLakeRolesProps(external_ids=["acmeworkspace123"], name_suffix="-prod"),

@@ -1,5 +1,5 @@
 """Two sources (web and iOS) sharing one Glue database, kept apart by table prefixes."""
-from cdktf import App, TerraformStack
+from cdktf import App, LocalBackend, TerraformStack
 from constructs import Construct
 
 from segment_data_lake import (
@@ -19,6 +19,8 @@ class SharedDatabaseStack(TerraformStack):
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id)
         AwsProvider(self, "aws", region="eu-west-1")
+        # state next to cdktf.json, by a relative path (terraform runs in cdktf.out/stacks/<stack>/)
+        LocalBackend(self, path=f"../../../terraform.{id}.tfstate")
         self.lake = SegmentDataLake(self, "Lake", props=SegmentDataLakeProps(
             bucket=DataLakeBucketProps(bucket_name="acme-segment-lake-eu"),
             access=DataLakeRolesProps(external_ids=["acmeworkspace123"]),

@@ -1,7 +1,7 @@
 """Two lakes in one stack, production and staging: each with its own bucket, roles (``name_suffix``),
 cluster and schedules. With several lakes in a stack, every lake's outputs start with its construct id
 (``prod_emr_cluster_id``, ``staging_emr_cluster_id``)."""
-from cdktf import App, TerraformStack
+from cdktf import App, LocalBackend, TerraformStack
 from constructs import Construct
 
 from segment_data_lake import (
@@ -31,6 +31,8 @@ class StagingAndProdStack(TerraformStack):
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id)
         AwsProvider(self, "aws", region="us-east-1")
+        # state next to cdktf.json, by a relative path (terraform runs in cdktf.out/stacks/<stack>/)
+        LocalBackend(self, path=f"../../../terraform.{id}.tfstate")
         # production's bucket encrypts with a customer managed key (nothing outside the account writes to it)
         self.prod = SegmentDataLake(self, "Prod", props=lake_props(
             "prod", "subnet-0a1b2c3d4e5f60718",
