@@ -1,7 +1,10 @@
 """The bucket: lifecycle on an existing bucket, secure defaults on a created one."""
 import json
 
+import pytest
 from stack_helpers import as_list, only, policy, resources
+
+from segment_data_lake import DataLakeBucketProps, DataLakeConfigError
 
 
 def rules_by_id(stack):
@@ -42,6 +45,24 @@ def test_created_bucket_has_secure_defaults(synthesized):
     assert tls["Effect"] == "Deny" and tls["Principal"] == "*"
     assert tls["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
     assert as_list(tls["Resource"])[1].endswith("/*")
+
+
+def test_a_flow_log_into_the_lake_bucket_waits_for_it_and_its_delivery_grant_stays(synthesized):
+    stack = synthesized.stacks["complete"]
+    flow_log = only(stack, "aws_flow_log")
+    assert flow_log["log_destination"].startswith("${aws_s3_bucket.")  # a reference: created after the bucket
+    statements = {s["Sid"]: s for s in policy(only(stack, "aws_s3_bucket_policy"))["Statement"]}
+    assert set(statements) == {"DenyRequestsWithoutTls", "AWSLogDeliveryWrite", "AWSLogDeliveryAclCheck"}
+    write = statements["AWSLogDeliveryWrite"]
+    assert write["Principal"] == {"Service": "delivery.logs.amazonaws.com"} and write["Action"] == "s3:PutObject"
+    assert "/logs/vpc-flow/AWSLogs/" in write["Resource"]
+
+
+def test_extra_policy_statements_are_checked():
+    with pytest.raises(DataLakeConfigError, match="give each a 'Sid' and an 'Effect'"):
+        DataLakeBucketProps(bucket_name="lake-bucket", create_bucket=True, extra_policy_statements=[{"Effect": "Allow"}])
+    with pytest.raises(DataLakeConfigError, match="extra_policy_statements is set for an existing bucket"):
+        DataLakeBucketProps(bucket_name="lake-bucket", extra_policy_statements=[{"Sid": "A", "Effect": "Allow"}])
 
 
 def test_created_bucket_configures_stage_days_and_expires_old_versions(synthesized):

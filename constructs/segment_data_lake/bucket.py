@@ -1,6 +1,7 @@
 """The lake's S3 bucket: an existing one by name, or a new one with secure defaults."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -25,8 +26,8 @@ from .aws import (
     S3BucketVersioningVersioningConfiguration,
     S3EncryptionByDefault,
 )
-from .tagging import with_vendor_tag
 from .scan_marks import mark
+from .tagging import with_vendor_tag
 
 STAGE_PREFIX = "segment-stage/"
 # Created buckets are versioned; old versions of rewritten objects go after 30 days.
@@ -48,6 +49,9 @@ class DataLakeBucketProps:
         for the bucket's lifecycle configuration. The
         configuration replaces every rule the bucket had, so list yours here.
     :param kms_key_arn: encrypt new objects with this KMS key instead of SSE-S3 (created buckets only).
+    :param extra_policy_statements: more statements for a created bucket's policy (IAM JSON as dicts), for
+        example the log delivery grants AWS adds when a VPC flow log writes here: the policy replaces
+        the bucket's whole policy, so statements added outside Terraform are removed on the next apply.
     :param force_destroy: let ``terraform destroy`` delete a created bucket that still holds objects.
     :param tags: tags for a created bucket; ``vendor=segment`` is always added.
     """
@@ -58,6 +62,7 @@ class DataLakeBucketProps:
     abort_incomplete_multipart_days: int = 7
     extra_lifecycle_rules: Sequence[S3BucketLifecycleConfigurationRule] = ()
     kms_key_arn: str | None = None
+    extra_policy_statements: Sequence[Mapping] = ()
     force_destroy: bool = False
     tags: Mapping[str, str] = field(default_factory=dict)
 
@@ -72,6 +77,13 @@ class DataLakeBucketProps:
         for rule_id in ids:
             if rule_id in RESERVED_RULE_IDS:
                 validation.fail(f"extra lifecycle rule id {rule_id!r} is used by the data lake: pick another id")
+        for statement in self.extra_policy_statements:
+            if not isinstance(statement, Mapping) or statement.get("Effect") not in ("Allow", "Deny") \
+                    or not statement.get("Sid"):
+                validation.fail(f"extra policy statement {statement!r}: give each a 'Sid' and an 'Effect' of Allow or Deny")
+        if self.extra_policy_statements and not self.create_bucket:
+            validation.fail("extra_policy_statements is set for an existing bucket: its policy is yours to manage, or "
+                            "set create_bucket=True")
         if self.kms_key_arn is not None and not self.create_bucket:
             validation.fail("kms_key_arn is set for an existing bucket: set the bucket's encryption yourself, or set create_bucket=True")
 
@@ -144,5 +156,6 @@ class DataLakeBucket(Construct):
         # Versioning lets an accidental overwrite or delete be undone; the
         # lifecycle's expiration of segment-stage/ keeps old versions bounded.
         S3BucketVersioning(self, "Versioning", bucket=bucket, versioning_configuration=S3BucketVersioningVersioningConfiguration(status="Enabled"))
-        S3BucketPolicy(self, "TlsOnly", bucket=bucket,
-                       policy=policy_documents.render_json("bucket-tls-only", bucket_arn=self.bucket_arn))
+        document = policy_documents.render("bucket-tls-only", bucket_arn=self.bucket_arn)
+        document["Statement"] += [dict(statement) for statement in props.extra_policy_statements]
+        S3BucketPolicy(self, "TlsOnly", bucket=bucket, policy=json.dumps(document, indent=2))

@@ -14,6 +14,7 @@ from segment_data_lake import (
 )
 from segment_data_lake.aws import (
     AwsProvider,
+    DataAwsCallerIdentity,
     DefaultSecurityGroup,
     FlowLog,
     RouteTable,
@@ -34,17 +35,34 @@ VPC_CIDR = "10.40.0.0/16"
 INTERFACE_ENDPOINTS = ("sts", "glue", "elasticmapreduce", "kms", "logs", "monitoring")
 
 
+FLOW_LOG_PREFIX = "logs/vpc-flow/"
+
+
+def flow_log_delivery(bucket_name: str, account_id: str) -> list[dict]:
+    """The statements AWS would add to the bucket policy for VPC flow log delivery: written here, since
+    the lake's bucket policy replaces the bucket's whole policy."""
+    source = {"StringEquals": {"aws:SourceAccount": account_id},
+              "ArnLike": {"aws:SourceArn": f"arn:aws:logs:{REGION}:{account_id}:*"}}
+    delivery = {"Service": "delivery.logs.amazonaws.com"}
+    return [
+        {"Sid": "AWSLogDeliveryWrite", "Effect": "Allow", "Principal": delivery, "Action": "s3:PutObject",
+         "Resource": f"arn:aws:s3:::{bucket_name}/{FLOW_LOG_PREFIX}AWSLogs/{account_id}/*",
+         "Condition": {**source, "StringEquals": {**source["StringEquals"],
+                                                   "s3:x-amz-acl": "bucket-owner-full-control"}}},
+        {"Sid": "AWSLogDeliveryAclCheck", "Effect": "Allow", "Principal": delivery,
+         "Action": ["s3:GetBucketAcl", "s3:ListBucket"], "Resource": f"arn:aws:s3:::{bucket_name}", "Condition": source},
+    ]
+
+
 class PrivateNetwork(Construct):
     """A VPC with one private subnet and the endpoints EMR needs there."""
 
-    def __init__(self, scope: Construct, id: str, *, flow_log_bucket_arn: str) -> None:
+    def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id)
         tags = dict(EMR_MANAGED_POLICY_TAG, vendor="segment")
         self.vpc = Vpc(self, "Vpc", cidr_block=VPC_CIDR, enable_dns_support=True, enable_dns_hostnames=True,
                        tags=dict(tags, Name="segment-data-lake"))
         DefaultSecurityGroup(self, "DefaultSecurityGroup", vpc_id=self.vpc.id)  # no rules: nothing may use it
-        FlowLog(self, "FlowLog", vpc_id=self.vpc.id, traffic_type="ALL", log_destination_type="s3",
-                log_destination=f"{flow_log_bucket_arn}/logs/vpc-flow/")
         self.subnet = Subnet(self, "PrivateSubnet", vpc_id=self.vpc.id, cidr_block="10.40.1.0/24",
                              availability_zone=f"{REGION}a", map_public_ip_on_launch=False,
                              tags=dict(tags, Name="segment-data-lake-private"))
@@ -74,9 +92,11 @@ class CompleteStack(TerraformStack):
         # state next to cdktf.json, by a relative path (terraform runs in cdktf.out/stacks/<stack>/)
         LocalBackend(self, path=f"../../../terraform.{id}.tfstate")
         bucket_name = "acme-segment-data-lake-complete"
-        self.network = PrivateNetwork(self, "Network", flow_log_bucket_arn=f"arn:aws:s3:::{bucket_name}")
+        self.network = PrivateNetwork(self, "Network")
+        account_id = DataAwsCallerIdentity(self, "Caller").account_id
         self.lake = SegmentDataLake(self, "Lake", props=SegmentDataLakeProps(
-            bucket=DataLakeBucketProps(bucket_name=bucket_name, create_bucket=True, stage_expiration_days=7),
+            bucket=DataLakeBucketProps(bucket_name=bucket_name, create_bucket=True, stage_expiration_days=7,
+                                       extra_policy_statements=flow_log_delivery(bucket_name, account_id)),
             access=DataLakeRolesProps(external_ids=["acmeworkspace123", "acmestaging456"], name_suffix="-complete"),
             workspace_id="acmeworkspace123",
             cluster=EmrClusterProps(
@@ -98,6 +118,9 @@ class CompleteStack(TerraformStack):
             lake_formation=True,
             tags={"team": "data", "env": "prod"},
         ))
+        # after the bucket (a reference, so Terraform orders them) and its policy, which grants the delivery
+        FlowLog(self, "FlowLog", vpc_id=self.network.vpc.id, traffic_type="ALL", log_destination_type="s3",
+                log_destination=f"{self.lake.bucket.bucket_arn}/{FLOW_LOG_PREFIX}")
 
 
 def build(app: App) -> TerraformStack:
