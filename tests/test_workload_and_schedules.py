@@ -1,8 +1,10 @@
 """Delivery of the sync app to the cluster and the schedules that run it."""
 import json
+import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 from stack_helpers import named, only, policy, resources
 
 
@@ -104,3 +106,11 @@ def test_complete_schedules_use_the_configured_rate(synthesized):
     schedules = resources(synthesized.stacks["complete"], "aws_scheduler_schedule").values()
     assert {s["schedule_expression"] for s in schedules} == {"rate(1 hour)"}
     assert {s["name"] for s in schedules} == {"segment-lake-acme_web-complete", "segment-lake-acme_backend-complete"}
+
+
+def test_a_failed_bundle_build_names_its_cause(tmp_path):
+    from segment_data_lake.workload_bundle import BundleBuildError, _run
+
+    script = "import sys; print('  Building wheel\\nerror: invalid command \\'bdist_wheel\\'\\nERROR: Failed to build. See above for details', file=sys.stderr); sys.exit(1)"
+    with pytest.raises(BundleBuildError, match="building the app failed: error: invalid command 'bdist_wheel'"):
+        _run([sys.executable, "-c", script], "building the app")

@@ -28,8 +28,17 @@ def _run(command: list[str], what: str) -> None:
     env = dict(os.environ, SOURCE_DATE_EPOCH=_REPRODUCIBLE_EPOCH, PIP_DISABLE_PIP_VERSION_CHECK="1")
     result = subprocess.run(command, env=env, capture_output=True, text=True)
     if result.returncode != 0:
-        last = (result.stderr.strip().splitlines() or ["no output"])[-1]
-        raise BundleBuildError(f"{what} failed: {last} (command: {' '.join(command)})")
+        raise BundleBuildError(f"{what} failed: {_cause(result.stderr)} (command: {' '.join(command)})")
+
+
+def _cause(stderr: str) -> str:
+    """The line of a failed build's output that names its cause: pip ends with "See above for details",
+    so the first line reading like an error, else the last line."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in lines:
+        if line.lower().startswith(("error:", "error ")) and "see above" not in line.lower():
+            return line
+    return lines[-1] if lines else "no output"
 
 
 def dependency_wheels(requirements: Path) -> Path:
