@@ -68,6 +68,7 @@ sync-demo: setup
 	@echo "--- tables"; $(LAKE) sql --lake $(DEMO)/lake "show tables in demo_web"
 
 test: setup
+	$(PY) -m ruff check .
 	$(PY) -m pytest
 	$(MAKE) --no-print-directory scan
 

@@ -101,7 +101,7 @@ def plot(records: list[dict], path: Path) -> None:
             points = sorted((r["events"], r["seconds"]) for r in records
                             if r["tool"] == tool and r["run"] == run and r["case"].startswith("size"))
             if points:
-                axes.plot(*zip(*points), style, marker=marker, label=f"{tool}, {run} run")
+                axes.plot(*zip(*points, strict=True), style, marker=marker, label=f"{tool}, {run} run")
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlabel("events per run")

@@ -78,7 +78,8 @@ def _address(record: dict, types: dict[str, str]) -> str:
 
 
 def run_checkov(stack_file: Path) -> dict:
-    env = dict(os.environ, BC_SKIP_MAPPING="TRUE", PYTHONPATH=os.pathsep.join(filter(None, [str(CHECKS_DIR), os.environ.get("PYTHONPATH")])))
+    python_path = os.pathsep.join(filter(None, [str(CHECKS_DIR), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, BC_SKIP_MAPPING="TRUE", PYTHONPATH=python_path)
     checkov = Path(sys.executable).with_name("checkov")
     result = subprocess.run(
         [str(checkov), "--file", str(stack_file), "--framework", "terraform_json", "--output", "json",

@@ -152,7 +152,7 @@ class Lake:
                 earlier.append((received, run))
                 landed.append((received, table, event))
         observed: dict[str, dict[str, list]] = {}
-        for received, table, event in sorted(landed, key=lambda e: (e[0], str(e[2]["messageId"]))):
+        for _, table, event in sorted(landed, key=lambda e: (e[0], str(e[2]["messageId"]))):
             columns, _ = flatten(event)
             for column, value in columns.items():
                 if column not in KEYS:

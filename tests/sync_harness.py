@@ -5,10 +5,10 @@ import json
 from dataclasses import dataclass
 
 from segment_lake.catalog import table_columns
-from segment_lake.layout import LakeLayout
 from segment_lake.catalog.glue import GlueCatalog
 from segment_lake.catalog.local import LocalCatalog
 from segment_lake.contract import join_prefix
+from segment_lake.layout import LakeLayout
 from segment_lake.settings import SyncSettings
 from segment_lake.state import SourceState
 from segment_lake.storage import LakeStorage

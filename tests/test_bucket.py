@@ -73,6 +73,7 @@ def test_created_bucket_configures_stage_days_and_expires_old_versions(synthesiz
 
 def test_standalone_bucket_with_extra_rules_and_kms():
     from cdktf import TerraformStack, Testing
+
     from segment_data_lake import DataLakeBucket, DataLakeBucketProps
     from segment_data_lake.aws import (
         AwsProvider,

@@ -95,8 +95,16 @@ def test_security_groups_are_own_and_open_to_nobody(synthesized):
 
 def test_cluster_options_are_wired():
     from cdktf import TerraformStack, Testing
+
     from segment_data_lake import (
-        AwsAccount, BootstrapAction, DataLakeCluster, DataLakeRoles, DataLakeRolesProps, EmrClusterProps, EmrSecurity)
+        AwsAccount,
+        BootstrapAction,
+        DataLakeCluster,
+        DataLakeRoles,
+        DataLakeRolesProps,
+        EmrClusterProps,
+        EmrSecurity,
+    )
     from segment_data_lake.aws import AwsProvider
 
     stack = TerraformStack(Testing.app(), "cluster-alone")

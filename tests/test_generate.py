@@ -5,7 +5,7 @@ import hashlib
 import json
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -70,7 +70,7 @@ def test_same_seed_same_bytes_whatever_the_processes(tmp_path):
 def test_files_follow_the_s3_destination_layout(sample):
     options, files, _, _ = sample
     assert len(files) == options.hours * options.files_per_hour
-    midnight = int(datetime(2024, 1, 2, tzinfo=timezone.utc).timestamp() * 1000)
+    midnight = int(datetime(2024, 1, 2, tzinfo=UTC).timestamp() * 1000)
     assert {f.relative_to(options.output).parts[:3] for f in files} == {("segment-logs", "src0001", str(midnight))}
     assert sorted(f.name for f in files) == [f"{n:05d}.gz" for n in range(len(files))]
     assert sum(1 for _ in _lines(options.output)) == options.events

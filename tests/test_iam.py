@@ -61,7 +61,7 @@ def test_vendor_permissions_are_scoped(lake):
             "glue:BatchDeleteTableVersion"} <= set(glue["Action"])
 
     [partition] = lake["data"]["aws_partition"]
-    bucket_arn = "arn:${data.aws_partition.%s.partition}:s3:::my-company-segment-data-lake" % partition
+    bucket_arn = f"arn:${{data.aws_partition.{partition}.partition}}:s3:::my-company-segment-data-lake"
     s3_allows = [s for s in document["Statement"] if s["Effect"] == "Allow" and
                  any(a.startswith("s3:") for a in as_list(s["Action"]))]
     for s in s3_allows:
@@ -76,7 +76,7 @@ def test_vendor_permissions_are_scoped(lake):
     pass_role = statement(document, "PassOnlyTheDataLakeEmrRoles")
     assert pass_role["Action"] == "iam:PassRole"
     assert sorted(pass_role["Resource"]) == sorted(
-        "${aws_iam_role.%s.arn}" % name for name in resources(lake, "aws_iam_role")
+        f"${{aws_iam_role.{name}.arn}}" for name in resources(lake, "aws_iam_role")
         if any(part in name for part in ("EmrServiceRole", "EmrInstanceRole", "EmrAutoscalingRole")))
     assert not any("athena" in a for s in document["Statement"] for a in as_list(s["Action"]))
 

@@ -6,6 +6,7 @@ import pytest
 from lake_model import Lake as Model
 from real_shaped import RUN1, RUN2
 from sync_harness import Lake
+
 from segment_lake.catalog.local import LocalCatalog
 
 
@@ -46,7 +47,7 @@ def test_every_column_of_every_landed_row_follows_the_rules(synced):
     for table in model.columns:
         landed, expected = lake.rows(table), model.table_rows(table)
         assert [r["message_id"] for r in landed] == [r["message_id"] for r in expected], table
-        for got, want in zip(landed, expected):
+        for got, want in zip(landed, expected, strict=True):
             assert set(got) == set(want)  # every column of the table, nulls included
             assert got == want, (table, {k: (got[k], want[k]) for k in want if got[k] != want[k]})
 

@@ -1,6 +1,6 @@
 """The ``segment-lake`` command: help, one-line errors, and the embedded default end to end."""
-import re
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +30,8 @@ def test_every_subcommand_has_help(command):
     (["--source-id", "bad-id", "--input", "in", "--lake", "lake"],
      "segment-lake: error (invalid_settings): invalid source id 'bad-id': use the Segment source id, letters and digits only"),
     (["--source-id", "s1", "--input", "ftp://x/in", "--lake", "lake"],
-     "segment-lake: error (invalid_settings): unsupported --input 'ftp://x/in': use a local path or a file://, s3:// or s3a:// URI"),
+     "segment-lake: error (invalid_settings): unsupported --input 'ftp://x/in': "
+     "use a local path or a file://, s3:// or s3a:// URI"),
     (["--source-id", "s1", "--input", "in", "--lake", "s3a://bucket", "--catalog", "local"],
      "segment-lake: error (invalid_settings): --catalog local keeps its metastore in the lake folder"),
     (["--source-id", "s1", "--input", "in", "--lake", "lake", "--table-prefix", "Bad Prefix"],

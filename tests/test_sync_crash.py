@@ -6,8 +6,8 @@ import pytest
 from lake_events import RUN1_COUNTS, write_run1, write_run2
 from sync_harness import Lake, make_catalog
 
-from segment_lake.state import SourceState
 from segment_lake import write
+from segment_lake.state import SourceState
 from segment_lake.storage import LakeStorage
 
 

@@ -13,7 +13,6 @@ from segment_lake.state import SourceState
 from segment_lake.storage import LakeStorage, join
 from segment_lake.write import DATA, DISCARDS, LANDED, publish, write_tables
 
-
 # the parse stage's rows, with the fields as a map of kind-tagged text (encoded as the parser does)
 EVENTS_SCHEMA = ("table string, day string, _message_id string, _received_at timestamp, fields map<string,string>, "
                  "discards array<struct<column:string,value:string,reason:string>>")
@@ -133,7 +132,8 @@ def test_cross_run_dedup_honours_the_window_and_the_run(spark):
 
 def test_a_duplicate_names_its_file_table_and_the_kept_event(spark):
     t = datetime(2024, 1, 10)
-    landed = spark.createDataFrame([("a", datetime(2024, 1, 9), "run0")], "message_id string, received_at timestamp, run_id string")
+    landed = spark.createDataFrame([("a", datetime(2024, 1, 9), "run0")],
+                                   "message_id string, received_at timestamp, run_id string")
     record = {r["_row"]: r.asDict() for r in duplicate_rows(
         _ids(spark, [(1, "a", t, "f1"), (2, "b", t, "f1"), (3, "b", t + timedelta(hours=1), "f2")]), landed, "run1").collect()}
     assert record == {
@@ -176,7 +176,7 @@ def _model_kept(events):
     unless a kept one with its id is at most 7 days away."""
     kept: dict[str, list[datetime]] = {}
     rows = set()
-    for row, message_id, at, file in sorted(events, key=lambda e: (e[2], e[3], e[0])):
+    for row, message_id, at, _ in sorted(events, key=lambda e: (e[2], e[3], e[0])):
         if not any(abs(at - k) <= timedelta(days=DEDUP_WINDOW_DAYS) for k in kept.get(message_id, [])):
             kept.setdefault(message_id, []).append(at)
             rows.add(row)
@@ -196,11 +196,11 @@ def test_the_landed_set_does_not_depend_on_how_files_are_split_into_runs(spark, 
     # within a file, lines need not be in receivedAt order: renumber them in a drawn order
     for start in range(0, len(events), per_file):
         lines = data.draw(st.permutations(range(start, min(start + per_file, len(events)))))
-        for line, index in zip(lines, range(start, start + len(lines))):
+        for line, index in zip(lines, range(start, start + len(lines)), strict=True):
             events[index] = (line, *events[index][1:])
     files = sorted({e[3] for e in events})
     cuts = sorted(data.draw(st.sets(st.integers(1, len(files) - 1), max_size=3)) if len(files) > 1 else [])
-    runs = [files[a:b] for a, b in zip([0, *cuts], [*cuts, len(files)])]
+    runs = [files[a:b] for a, b in zip([0, *cuts], [*cuts, len(files)], strict=True)]
     landed_rows, index = set(), []
     for number, run_files in enumerate(runs):
         run_events = [e for e in events if e[3] in run_files]

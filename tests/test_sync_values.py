@@ -4,13 +4,12 @@ from datetime import datetime
 
 import pytest
 from pyspark.sql import functions as F
-
 from pyspark.sql import types as T
 
 from segment_lake.column_types import ColumnType, ValueKind
+from segment_lake.contract import slug
 from segment_lake.infer import plan_schema, type_of_kinds
 from segment_lake.parse import DECODE, parse_lines
-from segment_lake.contract import slug
 
 RECEIVED = "2024-01-01T00:00:00Z"
 
@@ -131,7 +130,8 @@ def test_a_repeated_key_keeps_its_first_place_and_its_last_value(spark):
     ('{"messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}', "no type"),
     ('{"type":"click","messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}', "unknown type 'click'"),
     ('{"type":"track","messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}', "track without event"),
-    ('{"type":"track","event":"!!","messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}', "track event name '!!' has no letters or digits"),
+    ('{"type":"track","event":"!!","messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}',
+     "track event name '!!' has no letters or digits"),
     ('{"type":"identify","receivedAt":"2024-01-01T00:00:00Z"}', "no messageId"),
     ('{"type":"identify","messageId":"","receivedAt":"2024-01-01T00:00:00Z"}', "no messageId"),
     ('{"type":"identify","messageId":"m"}', "no parseable receivedAt"),

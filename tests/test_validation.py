@@ -9,8 +9,8 @@ from segment_data_lake import (
     ManagedScaling,
     SegmentDataLakeProps,
     SegmentSource,
+    validation,
 )
-from segment_data_lake import validation
 
 SUBNET = "subnet-0123456789abcdef0"
 
@@ -37,7 +37,8 @@ CASES = [
     (lambda: DataLakeBucketProps(bucket_name="My_Bucket"), "invalid S3 bucket name 'My_Bucket': use 3-63 lowercase"),
     (lambda: DataLakeBucketProps(bucket_name="ab"), "invalid S3 bucket name 'ab'"),
     (lambda: DataLakeBucketProps(bucket_name="a..b"), "invalid S3 bucket name 'a..b': remove adjacent dots"),
-    (lambda: DataLakeBucketProps(bucket_name="192.168.1.10"), "invalid S3 bucket name '192.168.1.10': use a name, not an IP address"),
+    (lambda: DataLakeBucketProps(bucket_name="192.168.1.10"),
+     "invalid S3 bucket name '192.168.1.10': use a name, not an IP address"),
     (lambda: DataLakeBucketProps(bucket_name="xn--lake"), "invalid S3 bucket name 'xn--lake': avoid the prefixes"),
     (lambda: DataLakeBucketProps(bucket_name="lake-bucket", stage_expiration_days=0),
      "stage_expiration_days is 0: it must be a whole number of at least 1"),
@@ -52,17 +53,20 @@ CASES = [
     # no python3.11 before emr-7.1.0
     (lambda: EmrClusterProps(subnet_id=SUBNET, release_label="emr-6.15.0"), "EMR release 'emr-6.15.0' is too old"),
     (lambda: EmrClusterProps(subnet_id=SUBNET, release_label="emr-7.0.0"), "EMR release 'emr-7.0.0' is too old"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, core_instance_count=0), "core_instance_count is 0: it must be a whole number of at least 1"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, core_instance_count=0),
+     "core_instance_count is 0: it must be a whole number of at least 1"),
     (lambda: EmrClusterProps(subnet_id=SUBNET, task_instance_count=0), "task_instance_count is 0"),
     (lambda: EmrClusterProps(subnet_id=SUBNET, core_instance_count=3),
      "core_instance_count (3) is greater than managed scaling maximum_core_units (2)"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, ebs_volume_size_gb=10), "ebs_volume_size_gb is 10: it must be a whole number of at least 15"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, ebs_volume_size_gb=10),
+     "ebs_volume_size_gb is 10: it must be a whole number of at least 15"),
     (lambda: EmrClusterProps(subnet_id=SUBNET, ebs_volume_type="magnetic"), "unknown EBS volume type 'magnetic'"),
     (lambda: EmrClusterProps(subnet_id=SUBNET, master_instance_type="large"), "invalid master instance type 'large'"),
     (lambda: EmrClusterProps(subnet_id=SUBNET, tags={"vendor": "acme"}), "tag vendor='acme' would hide the cluster from Segment"),
     (lambda: EmrClusterProps(subnet_id=SUBNET, extra_applications=["Spark"]), "extra application 'Spark' is always installed"),
     (lambda: EmrClusterProps(subnet_id=SUBNET, extra_configurations=[{"Properties": {}}]), "has no 'Classification'"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, in_transit_certificate_s3_uri="certs.zip"), "invalid in-transit certificate URI 'certs.zip'"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, in_transit_certificate_s3_uri="certs.zip"),
+     "invalid in-transit certificate URI 'certs.zip'"),
     (lambda: ManagedScaling(minimum_units=9), "managed scaling minimum_units (9) is greater than maximum_units (8)"),
     (lambda: ManagedScaling(maximum_on_demand_units=10), "maximum_on_demand_units (10) is greater than maximum_units (8)"),
     (lambda: ManagedScaling(maximum_core_units=9), "maximum_core_units (9) is greater than maximum_units (8)"),

@@ -55,13 +55,13 @@ def test_one_schedule_per_source_every_two_hours(lake):
     assert step["HadoopJarStep"]["Jar"] == "command-runner.jar"
     args = step["HadoopJarStep"]["Args"]
     assert args[:6] == ["spark-submit", "--master", "yarn", "--deploy-mode", "client", "/opt/segment-lake/step_entry.py"]
-    settings = dict(zip(args[7::2], args[8::2]))
+    settings = dict(zip(args[7::2], args[8::2], strict=True))
     assert args[6] == "sync"
     assert settings == {"--source-id": "9aQ1bC2dE3", "--source-slug": "web_app",
                         "--input": "s3://my-company-segment-data-lake/segment-logs/9aQ1bC2dE3/",
                         "--lake": "s3://my-company-segment-data-lake/", "--glue-database": "web_app",
                         "--date-partition": "day_hour", "--catalog": "glue",
-                        "--aws-region": "${data.aws_region.%s.name}" % next(iter(lake["data"]["aws_region"])),
+                        "--aws-region": "${{data.aws_region.{}.name}}".format(next(iter(lake["data"]["aws_region"]))),
                         "--workspace-id": "my-workspace-id"}
     # the sync's own command line takes them as they are
     from segment_lake.cli import parser
@@ -72,7 +72,7 @@ def test_every_step_names_the_workspace_for_its_reports(synthesized):
     for name, stack in synthesized.stacks.items():
         for schedule in resources(stack, "aws_scheduler_schedule").values():
             args = json.loads(schedule["target"]["input"])["Steps"][0]["HadoopJarStep"]["Args"]
-            settings = dict(zip(args[7::2], args[8::2]))
+            settings = dict(zip(args[7::2], args[8::2], strict=True))
             expected = {"complete": "acmeworkspace123"}.get(name, settings.get("--workspace-id"))
             assert settings.get("--workspace-id") == expected and expected, name
 
@@ -82,7 +82,7 @@ def test_shared_database_schedules_carry_prefixes_and_partitions(synthesized):
     by_source = {}
     for schedule in resources(stack, "aws_scheduler_schedule").values():
         args = json.loads(schedule["target"]["input"])["Steps"][0]["HadoopJarStep"]["Args"]
-        settings = dict(zip(args[7::2], args[8::2]))
+        settings = dict(zip(args[7::2], args[8::2], strict=True))
         by_source[settings["--source-id"]] = settings
     assert by_source["Web1234567"]["--table-prefix"] == "web_"
     assert by_source["Ios1234567"]["--table-prefix"] == "ios_"
@@ -97,7 +97,7 @@ def test_schedule_role_may_only_add_steps_to_this_cluster(lake):
     assert "aws:SourceAccount" in trust["Condition"]["StringEquals"]
     [grant] = policy(named(lake, "aws_iam_policy", "Schedules/Policy"))["Statement"]
     assert grant["Action"] == "elasticmapreduce:AddJobFlowSteps"
-    assert grant["Resource"] == "${aws_emr_cluster.%s.arn}" % next(iter(resources(lake, "aws_emr_cluster")))
+    assert grant["Resource"] == "${{aws_emr_cluster.{}.arn}}".format(next(iter(resources(lake, "aws_emr_cluster"))))
     assert only(lake, "aws_scheduler_schedule")["target"]["role_arn"] == "${%s.arn}" % (
         "aws_iam_role." + [n for n in resources(lake, "aws_iam_role") if "Schedules_Role" in n][0])
 
@@ -111,6 +111,7 @@ def test_complete_schedules_use_the_configured_rate(synthesized):
 def test_a_failed_bundle_build_names_its_cause(tmp_path):
     from segment_data_lake.workload_bundle import BundleBuildError, _run
 
-    script = "import sys; print('  Building wheel\\nerror: invalid command \\'bdist_wheel\\'\\nERROR: Failed to build. See above for details', file=sys.stderr); sys.exit(1)"
+    output = "  Building wheel\nerror: invalid command 'bdist_wheel'\nERROR: Failed to build. See above for details"
+    script = f"import sys; print({output!r}, file=sys.stderr); sys.exit(1)"
     with pytest.raises(BundleBuildError, match="building the app failed: error: invalid command 'bdist_wheel'"):
         _run([sys.executable, "-c", script], "building the app")

@@ -19,6 +19,6 @@ class AwsAccount(Construct):
         self.region: str = DataAwsRegion(self, "region").name
 
     @staticmethod
-    def of(scope: Construct, given: "AwsAccount | None") -> "AwsAccount":
+    def of(scope: Construct, given: AwsAccount | None) -> AwsAccount:
         """The given account context, or a new one under ``scope``."""
         return given if given is not None else AwsAccount(scope, "Account")

@@ -55,11 +55,17 @@ from cdktf_cdktf_provider_aws.s3_bucket_policy import S3BucketPolicy
 from cdktf_cdktf_provider_aws.s3_bucket_public_access_block import S3BucketPublicAccessBlock
 from cdktf_cdktf_provider_aws.s3_bucket_server_side_encryption_configuration import (
     S3BucketServerSideEncryptionConfigurationA as S3BucketServerSideEncryptionConfiguration,
+)
+from cdktf_cdktf_provider_aws.s3_bucket_server_side_encryption_configuration import (
     S3BucketServerSideEncryptionConfigurationRuleA as S3BucketServerSideEncryptionConfigurationRule,
+)
+from cdktf_cdktf_provider_aws.s3_bucket_server_side_encryption_configuration import (
     S3BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultA as S3EncryptionByDefault,
 )
 from cdktf_cdktf_provider_aws.s3_bucket_versioning import (
     S3BucketVersioningA as S3BucketVersioning,
+)
+from cdktf_cdktf_provider_aws.s3_bucket_versioning import (
     S3BucketVersioningVersioningConfiguration,
 )
 from cdktf_cdktf_provider_aws.s3_object import S3Object

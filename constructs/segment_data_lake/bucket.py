@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from constructs import Construct
 
@@ -85,7 +85,8 @@ class DataLakeBucketProps:
             validation.fail("extra_policy_statements is set for an existing bucket: its policy is yours to manage, or "
                             "set create_bucket=True")
         if self.kms_key_arn is not None and not self.create_bucket:
-            validation.fail("kms_key_arn is set for an existing bucket: set the bucket's encryption yourself, or set create_bucket=True")
+            validation.fail("kms_key_arn is set for an existing bucket: set the bucket's encryption yourself, "
+                            "or set create_bucket=True")
 
 
 class DataLakeBucket(Construct):
@@ -155,7 +156,8 @@ class DataLakeBucket(Construct):
         )
         # Versioning lets an accidental overwrite or delete be undone; the
         # lifecycle's expiration of segment-stage/ keeps old versions bounded.
-        S3BucketVersioning(self, "Versioning", bucket=bucket, versioning_configuration=S3BucketVersioningVersioningConfiguration(status="Enabled"))
+        S3BucketVersioning(self, "Versioning", bucket=bucket,
+                           versioning_configuration=S3BucketVersioningVersioningConfiguration(status="Enabled"))
         document = policy_documents.render("bucket-tls-only", bucket_arn=self.bucket_arn)
         document["Statement"] += [dict(statement) for statement in props.extra_policy_statements]
         S3BucketPolicy(self, "TlsOnly", bucket=bucket, policy=json.dumps(document, indent=2))

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import weakref
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
 
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
+
 from segment_lake import contract
 
 from . import validation
@@ -144,7 +145,7 @@ class SegmentDataLake(Construct):
 
 
 # The lakes of each stack, for naming their outputs (weak: a stack's lakes go with it).
-_LAKES_BY_STACK: "weakref.WeakKeyDictionary[TerraformStack, list[SegmentDataLake]]" = weakref.WeakKeyDictionary()
+_LAKES_BY_STACK: weakref.WeakKeyDictionary[TerraformStack, list[SegmentDataLake]] = weakref.WeakKeyDictionary()
 
 
 def _with_tags(props, tags: Mapping[str, str]):

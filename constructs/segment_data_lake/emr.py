@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import json
-
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from cdktf import TerraformResourceLifecycle
 from constructs import Construct
@@ -109,7 +109,8 @@ class EmrClusterProps:
     tags: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        validation.matches(self.subnet_id, r"subnet-[0-9a-f]{8,17}", "subnet id", "use the id of an existing subnet, like subnet-0123456789abcdef0")
+        validation.matches(self.subnet_id, r"subnet-[0-9a-f]{8,17}", "subnet id",
+                           "use the id of an existing subnet, like subnet-0123456789abcdef0")
         validation.matches(self.name, r"[\w .-]{1,256}", "cluster name", "use letters, digits, spaces, '.', '-' or '_'")
         validation.release_label(self.release_label)
         for role in ("master", "core", "task"):
@@ -130,7 +131,8 @@ class EmrClusterProps:
                 validation.fail(f"extra application {app!r} is always installed: remove it from extra_applications")
         for conf in self.extra_configurations:
             if not isinstance(conf, Mapping) or not conf.get("Classification"):
-                validation.fail(f"extra configuration {conf!r} has no 'Classification': use EMR's {{'Classification': ..., 'Properties': {{...}}}} form")
+                validation.fail(f"extra configuration {conf!r} has no 'Classification': "
+                                f"use EMR's {{'Classification': ..., 'Properties': {{...}}}} form")
         validation.tags(self.tags)
         if "vendor" in self.tags and self.tags["vendor"] != VENDOR_TAG["vendor"]:
             validation.fail(f"tag vendor={self.tags['vendor']!r} would hide the cluster from Segment: remove the 'vendor' tag")

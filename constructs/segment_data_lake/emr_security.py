@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import Mapping
+from collections.abc import Mapping
 
 from constructs import Construct
 
@@ -13,7 +13,8 @@ from .tagging import EMR_MANAGED_POLICY_TAG, with_vendor_tag
 
 
 def security_configuration_document(cluster_key_arn: str, in_transit_certificate_s3_uri: str | None) -> dict:
-    """IMDSv2 only; local disks and EMRFS writes to S3 encrypted with the KMS key; TLS between nodes when a certificate is given."""
+    """IMDSv2 only; local disks and EMRFS writes to S3 encrypted with the KMS key; TLS between nodes when a
+    certificate is given."""
     encryption: dict = {
         "EnableAtRestEncryption": True,
         "EnableInTransitEncryption": in_transit_certificate_s3_uri is not None,
@@ -64,7 +65,8 @@ class EmrSecurity(Construct):
         self.vpc_id = DataAwsSubnet(self, "Subnet", id=subnet_id).vpc_id
         group_tags = with_vendor_tag(tags, EMR_MANAGED_POLICY_TAG)
         self.master_security_group = self._group("Master", f"{name}-master", "EMR-managed: master node", group_tags)
-        self.core_task_security_group = self._group("CoreTask", f"{name}-core-task", "EMR-managed: core and task nodes", group_tags)
+        self.core_task_security_group = self._group("CoreTask", f"{name}-core-task", "EMR-managed: core and task nodes",
+                                                    group_tags)
         self.service_access_security_group = self._group(
             "ServiceAccess", f"{name}-service-access", "EMR-managed: service access from a private subnet", group_tags)
 

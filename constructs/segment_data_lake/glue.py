@@ -1,7 +1,7 @@
 """Glue databases of the sources and Lake Formation grants."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from constructs import Construct
 

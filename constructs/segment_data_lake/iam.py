@@ -1,8 +1,8 @@
 """The four IAM roles of the data lake, each with a least-privilege policy."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from constructs import Construct
 

@@ -10,7 +10,7 @@ from cdktf import TerraformResource, TerraformStack
 
 MARKS_KEY = "segment_data_lake_scan"
 
-_MARKED: "weakref.WeakKeyDictionary[TerraformStack, dict[str, list[str]]]" = weakref.WeakKeyDictionary()
+_MARKED: weakref.WeakKeyDictionary[TerraformStack, dict[str, list[str]]] = weakref.WeakKeyDictionary()
 
 
 def mark(resource: TerraformResource, role: str) -> None:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from constructs import Construct
 

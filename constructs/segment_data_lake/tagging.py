@@ -1,7 +1,7 @@
 """Tags every data lake resource carries."""
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 VENDOR_TAG = {"vendor": "segment"}
 # AmazonEMRServicePolicy_v2 only acts on resources that carry this tag.

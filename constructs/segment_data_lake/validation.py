@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from cdktf import Token
 
@@ -57,7 +57,8 @@ def external_ids(ids: Iterable[str]) -> list[str]:
         if is_token(value):
             continue
         if not isinstance(value, str) or not _EXTERNAL_ID.match(value):
-            fail(f"invalid external id {value!r}: use 2-1224 characters of letters, digits and +=,.@:/-_ (your Segment workspace id)")
+            fail(f"invalid external id {value!r}: use 2-1224 characters of letters, digits and +=,.@:/-_ "
+                 f"(your Segment workspace id)")
     if len(set(ids)) != len(ids):
         fail(f"external_ids {ids!r} repeats a value: list each workspace id once")
     return ids
@@ -73,7 +74,8 @@ def principal_arns(arns: Iterable[str], what: str) -> list[str]:
         fail(f"{what} is empty: name at least one IAM principal ARN")
     for arn in arns:
         if not is_token(arn) and not _ROLE_OR_ACCOUNT_ARN.match(str(arn)):
-            fail(f"invalid {what} entry {arn!r}: use an IAM role, user or account root ARN such as arn:aws:iam::123456789012:role/name")
+            fail(f"invalid {what} entry {arn!r}: use an IAM role, user or account root ARN such as "
+                 f"arn:aws:iam::123456789012:role/name")
     return arns
 
 
@@ -81,7 +83,8 @@ def role_arns(arns: Iterable[str], what: str) -> list[str]:
     arns = list(arns or [])
     for arn in arns:
         if not is_token(arn) and not _ROLE_ARN.match(str(arn)):
-            fail(f"invalid {what} entry {arn!r}: Lake Formation needs an IAM role ARN such as arn:aws:iam::123456789012:role/name, not an instance profile name")
+            fail(f"invalid {what} entry {arn!r}: Lake Formation needs an IAM role ARN such as "
+                 f"arn:aws:iam::123456789012:role/name, not an instance profile name")
     return arns
 
 
@@ -135,7 +138,8 @@ def matches_name(value: str, name) -> str:
 
 
 def schedule_expression(expression: str) -> str:
-    return matches(expression, r"rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\)|at\(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\)",
+    return matches(expression,
+                   r"rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\)|at\(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\)",
                    "schedule expression", "use rate(2 hours), cron(0 */2 * * ? *) or at(yyyy-mm-ddThh:mm:ss)")
 
 

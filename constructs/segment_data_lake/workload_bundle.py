@@ -55,7 +55,7 @@ def dependency_wheels(requirements: Path) -> Path:
     return target
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def build_bundle(workload_dir: Path = WORKLOAD_DIR, out_dir: Path | None = None) -> Path:
     """A folder holding ``wheels/``, ``bootstrap.sh`` and ``step_entry.py``; built once per process."""
     out_dir = out_dir or CACHE_DIR / "workload-bundle"

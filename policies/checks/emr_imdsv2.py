@@ -1,8 +1,7 @@
 """The EMR security configuration requires IMDSv2 on every node."""
+from _policy import document
 from checkov.common.models.enums import CheckCategories, CheckResult
 from checkov.terraform.checks.resource.base_resource_check import BaseResourceCheck
-
-from _policy import document
 
 
 class EmrSecurityConfigurationRequiresImdsV2(BaseResourceCheck):

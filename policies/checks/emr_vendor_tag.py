@@ -1,8 +1,7 @@
 """The EMR cluster carries vendor=segment: the vendor role may only touch clusters with that tag."""
+from _policy import value
 from checkov.common.models.enums import CheckCategories, CheckResult
 from checkov.terraform.checks.resource.base_resource_check import BaseResourceCheck
-
-from _policy import value
 
 
 class EmrClusterVendorTag(BaseResourceCheck):

@@ -1,8 +1,7 @@
 """No IAM statement allows every action, or every action of a service, on every resource."""
+from _policy import as_list, document, statements
 from checkov.common.models.enums import CheckCategories, CheckResult
 from checkov.terraform.checks.resource.base_resource_check import BaseResourceCheck
-
-from _policy import as_list, document, statements
 
 
 def _wildcard_action(action) -> bool:

@@ -1,8 +1,7 @@
 """The lake bucket's lifecycle expires the sync's staging objects under segment-stage/."""
+from _policy import as_list, value
 from checkov.common.models.enums import CheckCategories, CheckResult
 from checkov.terraform.checks.resource.base_resource_check import BaseResourceCheck
-
-from _policy import as_list, value
 
 STAGE_PREFIX = "segment-stage/"
 

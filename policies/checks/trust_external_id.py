@@ -1,8 +1,7 @@
 """A role that another AWS account may assume requires sts:ExternalId (confused-deputy protection)."""
+from _policy import as_list, document, statements
 from checkov.common.models.enums import CheckCategories, CheckResult
 from checkov.terraform.checks.resource.base_resource_check import BaseResourceCheck
-
-from _policy import as_list, document, statements
 
 
 def _cross_account(statement) -> bool:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from datetime import UTC
 
-from .errors import classify
 from .contract import DATE_PARTITIONS
+from .errors import classify
 
 EMR_INFO = "/mnt/var/lib/info/job-flow.json"
 
@@ -98,14 +99,14 @@ def run_sync(args: argparse.Namespace) -> int:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    from datetime import datetime, timezone
+    from datetime import datetime
     from pathlib import Path
 
     from .errors import InvalidSettings
     from .generate import GenerateOptions, generate
 
     try:
-        start = datetime.strptime(args.start, "%Y-%m-%dT%H").replace(tzinfo=timezone.utc)
+        start = datetime.strptime(args.start, "%Y-%m-%dT%H").replace(tzinfo=UTC)
     except ValueError:
         raise InvalidSettings(f"invalid --start {args.start!r}: use YYYY-MM-DDTHH, for example 2024-01-02T00") from None
     span = {"hours": args.days * 24} if args.days is not None else {"hours": args.hours} if args.hours is not None else {}

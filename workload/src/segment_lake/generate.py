@@ -25,7 +25,7 @@ import json
 import os
 import random
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 _OBJECTS = ["Order", "Product", "Cart", "Checkout", "Coupon", "Promotion", "Video", "Article", "Account", "Subscription",
@@ -69,7 +69,7 @@ class GenerateOptions:
     events: int = 100_000  # per source, duplicates and malformed lines included
     sources: int = 1
     hours: int = 2
-    start: datetime = datetime(2024, 1, 2, tzinfo=timezone.utc)
+    start: datetime = datetime(2024, 1, 2, tzinfo=UTC)
     event_names: int = 50
     files_per_hour: int = 4
     duplicate_rate: float = 0.01
@@ -271,7 +271,7 @@ def generate(options: GenerateOptions, workers: int | None = None) -> list[Path]
     if workers == 1:
         return [_write_slice(*task) for task in tasks]
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_write_slice, *zip(*tasks)))
+        return list(pool.map(_write_slice, *zip(*tasks, strict=True)))
 
 
 @functools.lru_cache(maxsize=16)

@@ -39,10 +39,6 @@ class TableSchema:
     columns: tuple[tuple[str, str], ...]
     new_columns: tuple[str, ...]
 
-    @property
-    def types(self) -> dict[str, str]:
-        return dict(self.columns)
-
 
 def plan_schema(existing: list[tuple[str, str]] | None, observed: list[tuple[str, set[str], tuple]]) -> TableSchema:
     """Merge the catalog's columns (``existing``, or None for a new table) with this run's

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import urlparse
 
 from .storage import join
@@ -42,7 +42,7 @@ class LakeLayout:
         return join(self.rejected, f"run_id={run_id}")
 
     def report(self, run_id: str, start_time: datetime) -> str:
-        day = start_time.astimezone(timezone.utc).strftime("%Y-%m-%d")
+        day = start_time.astimezone(UTC).strftime("%Y-%m-%d")
         return join(self.reports, f"day={day}", f"source={self.source_id}", f"run_id={run_id}", "report.json")
 
     @property

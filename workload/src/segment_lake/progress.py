@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 Sink = Callable[[str], None]
 Tasks = Callable[[], "tuple[int, int] | None"]  # (done, total) of the running Spark stages, None when idle
@@ -104,7 +104,7 @@ class Progress:
         while True:
             with self._changed:
                 current = self._stage
-                if self._changed.wait_for(lambda: self._closed or self._stage is not current,
+                if self._changed.wait_for(lambda current=current: self._closed or self._stage is not current,
                                           timeout=None if current is None else self.heartbeat_seconds):
                     if self._closed:
                         return

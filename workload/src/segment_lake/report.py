@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 @dataclass
@@ -39,12 +39,12 @@ class RunResult:
 
 
 def _time(moment: datetime | None) -> str | None:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if moment else None
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if moment else None
 
 
 def report_lines(run: RunResult) -> list[dict]:
     """The source line, then one event line per table."""
-    finish = run.finish_time or datetime.now(timezone.utc)
+    finish = run.finish_time or datetime.now(UTC)
     common = {
         "workspace_id": run.workspace_id, "source_id": run.source_id, "run_id": run.run_id,
         "start_time": _time(run.start_time), "finish_time": _time(finish),

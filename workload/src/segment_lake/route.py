@@ -11,7 +11,7 @@ def partition_keys(date_partition: str) -> list[str]:
 
 
 def partition_path(keys: list[str], values: tuple[str, ...]) -> str:
-    return "/".join(f"{k}={v}" for k, v in zip(keys, values))
+    return "/".join(f"{k}={v}" for k, v in zip(keys, values, strict=True))
 
 
 def partition_values(path: str) -> tuple[str, ...]:

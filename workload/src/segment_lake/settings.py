@@ -3,8 +3,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .contract import DATE_PARTITIONS, GLUE_DATABASE, SOURCE_ID, TABLE_PREFIX, NamePattern, database_name, \
-    join_prefix, slug
+from .contract import (
+    DATE_PARTITIONS,
+    GLUE_DATABASE,
+    SOURCE_ID,
+    TABLE_PREFIX,
+    NamePattern,
+    database_name,
+    join_prefix,
+    slug,
+)
 from .errors import InvalidSettings
 from .storage import normalize_uri
 

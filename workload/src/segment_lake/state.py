@@ -15,7 +15,6 @@ from datetime import datetime
 
 from .storage import LakeStorage, join
 
-
 RUN_ID_TIME = "%Y%m%dT%H%M%SZ"  # a run id starts with its start time, so ids sort by it
 
 
@@ -33,7 +32,7 @@ class RunManifest:
         return json.dumps({"run_id": self.run_id, "files": list(self.files), "start_time": self.start_time})
 
     @staticmethod
-    def from_json(text: str) -> "RunManifest":
+    def from_json(text: str) -> RunManifest:
         data = json.loads(text)
         return RunManifest(data["run_id"], tuple(data["files"]), data["start_time"])
 

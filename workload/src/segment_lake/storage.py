@@ -3,8 +3,8 @@ paths, ``file://``, ``s3://`` on EMR and ``s3a://`` anywhere Spark runs."""
 from __future__ import annotations
 
 import os
-from urllib.parse import urlparse
 from dataclasses import dataclass
+from urllib.parse import urlparse
 
 from pyspark.sql import SparkSession
 
@@ -52,7 +52,6 @@ def write_text_without_spark(uri: str, text: str) -> None:
 @dataclass(frozen=True)
 class FileInfo:
     uri: str
-    size: int
 
 
 class LakeStorage:
@@ -81,7 +80,7 @@ class LakeStorage:
             status = iterator.next()
             path = status.getPath()
             if not any(is_hidden(part) for part in path.toUri().getPath().split("/")[-1:]):
-                found.append(FileInfo(path.toString(), status.getLen()))
+                found.append(FileInfo(path.toString()))
         return sorted(found, key=lambda f: f.uri)
 
     def read_text(self, uri: str) -> str:

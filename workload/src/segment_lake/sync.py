@@ -5,7 +5,8 @@ import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -16,15 +17,15 @@ from .column_types import ColumnType
 from .dedup import DEDUP_WINDOW_DAYS, DUPLICATE_COLUMNS, duplicate_rows
 from .discover import new_files, read_lines
 from .errors import InvalidSettings, classify, jvm_failure
-from .layout import LakeLayout
 from .infer import Observed, TableSchema, observe, plan_schema
+from .layout import LakeLayout
 from .parse import parse_lines
 from .progress import HEARTBEAT_SECONDS, Progress, Sink, count, spark_tasks, stderr_sink
 from .report import RunResult, TableResult, render
 from .route import partition_keys, partition_values
+from .session import jvm_exit_code
 from .settings import SyncSettings
 from .state import RunManifest, SourceState, new_run_id
-from .session import jvm_exit_code
 from .storage import LakeStorage, join, relative_path, write_text_without_spark
 
 DISCARDS_TABLE = "segment_discards"
@@ -96,7 +97,7 @@ class Sync:
 
     def run(self) -> RunResult:
         """Sync; always writes a report, and re-raises a failure after reporting it."""
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         result = RunResult(self.settings.source_id, new_run_id(now), self.settings.database, now,
                            workspace_id=self.settings.workspace_id, emr_cluster_id=_emr_cluster_id(),
                            s3_bucket=_bucket(self.lake))
@@ -310,7 +311,7 @@ class Sync:
         return self.layout.table(table[len(self.settings.table_name_prefix):])
 
     def _report(self, result: RunResult, spark_alive: bool = True) -> None:
-        result.finish_time = datetime.now(timezone.utc)
+        result.finish_time = datetime.now(UTC)
         write_text = self.storage.write_text if spark_alive else write_text_without_spark
         try:
             write_text(self.layout.report(result.run_id, result.start_time), render(result))
