@@ -14,26 +14,28 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from .column_types import ColumnType
+
 DEDUP_WINDOW_DAYS = 7
 _WINDOW_MICROS = DEDUP_WINDOW_DAYS * 86_400 * 1_000_000
 
 # What a duplicate's record holds (ColumnType names): which event was dropped, from where, and the
 # kept event it repeats.
-DUPLICATE_COLUMNS = (("message_id", "string"), ("received_at", "timestamp"), ("table_name", "string"),
-                     ("file", "string"), ("run_id", "string"), ("original_run_id", "string"),
-                     ("original_received_at", "timestamp"))
+DUPLICATE_COLUMNS = (("message_id", ColumnType.STRING), ("received_at", ColumnType.TIMESTAMP),
+                     ("table_name", ColumnType.STRING), ("file", ColumnType.STRING), ("run_id", ColumnType.STRING),
+                     ("original_run_id", ColumnType.STRING), ("original_received_at", ColumnType.TIMESTAMP))
 
-# One messageId's events (_events: at, file, row, table, landed, run), in order: those earlier runs
-# landed are kept from the start; an event of this run is kept unless a kept one is within the
-# window. The state holds only the kept events (few: they are over 7 days apart), so a long run of
-# redeliveries costs linear time.
+# One messageId's events of this run in order (_ours) and those earlier runs landed (_events with
+# landed set), each (at, file, row, table, landed, run): the landed ones are kept from the start; an
+# event of this run is kept unless a kept one is within the window. The state holds only the kept
+# events (few: they are over 7 days apart), so a long run of redeliveries costs linear time.
 _OURS = "array_sort(filter(_events, e -> NOT e.landed))"
-_KEPT = f"""aggregate({_OURS}, filter(_events, e -> e.landed),
+_KEPT = f"""aggregate(_ours, filter(_events, e -> e.landed),
   (kept, e) -> IF(exists(kept, k -> abs(k.at - e.at) <= {_WINDOW_MICROS}), kept, array_append(kept, e)))"""
 # Each dropped event with the kept event it repeats: of those kept before it within the window, the
 # nearest (then the earliest, then by run: the same whatever order the events were collected in).
 _DROPPED = f"""transform(
-  filter({_OURS}, e -> NOT exists(_kept, k -> NOT k.landed AND k.row = e.row)),
+  filter(_ours, e -> NOT exists(_kept, k -> NOT k.landed AND k.row = e.row)),
   e -> named_struct('event', e, 'original', array_min(transform(
     filter(_kept, k -> abs(k.at - e.at) <= {_WINDOW_MICROS}
                        AND (k.landed OR struct(k.at, k.file, k.row) < struct(e.at, e.file, e.row))),
@@ -55,11 +57,11 @@ def duplicate_rows(events: DataFrame, landed: DataFrame | None, run_id: str) -> 
     by_id = Window.partitionBy("id")
     # struct fields in sort order: receivedAt, then file and line break ties
     repeated = (ours.withColumn("_seen", F.count(F.lit(1)).over(by_id))
-                .withColumn("_ours", F.max(~F.col("landed")).over(by_id))
-                .where("_seen > 1 AND _ours")
+                .withColumn("_has_ours", F.max(~F.col("landed")).over(by_id))
+                .where("_seen > 1 AND _has_ours")
                 .groupBy("id").agg(F.collect_list(F.struct("at", "file", "row", "table", "landed", "run"))
                                    .alias("_events")))
-    dropped = (repeated.withColumn("_kept", F.expr(_KEPT))
+    dropped = (repeated.withColumn("_ours", F.expr(_OURS)).withColumn("_kept", F.expr(_KEPT))
                .select("id", F.explode(F.expr(_DROPPED)).alias("d")))
     return dropped.select(
         F.col("d.event.row").alias("_row"), F.col("id").alias("message_id"),
