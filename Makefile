@@ -20,9 +20,26 @@ DEMO := .demo
 DEMO_SOURCE := Kq8dV1bX2c
 LAKE := $(VENV)/bin/segment-lake
 
-.PHONY: setup synth validate scan demo sync-demo test bench clean
+# The sync app's bundle for EMR (workload/emr/build_bundle.py): the app and the runtime wheels pinned with
+# hashes in workload/emr/runtime.lock, downloaded once; the build itself is offline and reproducible.
+EMR_WHEELS := .cache/emr-wheels
+BUNDLE := constructs/segment_data_lake/app/segment-lake-app.zip
+BUNDLE_INPUTS := $(shell find workload/emr workload/src/segment_lake -type f -not -path '*__pycache__*' 2>/dev/null)
 
-setup: $(STAMP) $(JARS)
+.PHONY: setup bundle synth validate scan demo sync-demo test bench clean
+
+setup: $(STAMP) $(JARS) $(BUNDLE)
+
+bundle: $(BUNDLE)
+
+$(EMR_WHEELS)/.complete: workload/emr/runtime.lock | $(STAMP)
+	rm -rf $(EMR_WHEELS) && mkdir -p $(EMR_WHEELS)
+	$(PY) -m pip download --quiet --no-deps --require-hashes --only-binary=:all: --python-version 3.11 \
+		--implementation cp --platform manylinux2014_x86_64 --dest $(EMR_WHEELS) --requirement workload/emr/runtime.lock
+	touch $@
+
+$(BUNDLE): $(EMR_WHEELS)/.complete $(BUNDLE_INPUTS)
+	$(PY) workload/emr/build_bundle.py --wheels $(EMR_WHEELS) --output $@
 
 $(SAGEMAKER_SDIST): | $(STAMP)
 	mkdir -p $(dir $@)
@@ -83,4 +100,4 @@ bench: setup $(BENCH_STAMP)
 	$(PY) bench/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf cdktf.out .cache .pytest_cache $(DEMO)
+	rm -rf cdktf.out .cache .pytest_cache $(DEMO) $(dir $(BUNDLE))

@@ -6,6 +6,7 @@
     SEGMENT_WORKSPACE_ID      the workspace of the sources, named in sync reports (needed with several ids)
     SEGMENT_SOURCES           comma-separated source_id:slug pairs
     SEGMENT_LAKE_SUFFIX       suffix of IAM role names, e.g. -prod
+    SEGMENT_LAKE_BUNDLE       the sync app's bundle (default: the one `make bundle` builds into the package)
     AWS_REGION                region of the provider
 
 The defaults are placeholders so that `python main.py` synthesizes out of the box.
@@ -13,6 +14,7 @@ The defaults are placeholders so that `python main.py` synthesizes out of the bo
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from cdktf import App, LocalBackend, TerraformStack
 from constructs import Construct
@@ -51,6 +53,7 @@ class DataLakeStack(TerraformStack):
             cluster=EmrClusterProps(subnet_id=env.get("SEGMENT_LAKE_SUBNET_ID", "subnet-0123456789abcdef0")),
             sources=sources_from(env.get("SEGMENT_SOURCES", "9aQ1bC2dE3:web_app")),
             workspace_id=env.get("SEGMENT_WORKSPACE_ID"),
+            bundle_path=Path(env["SEGMENT_LAKE_BUNDLE"]) if env.get("SEGMENT_LAKE_BUNDLE") else None,
         ))
 
 

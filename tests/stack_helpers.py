@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import re
+
+_REFERENCE = re.compile(r"\$\{(resource\.)?([a-z0-9_]+)\.([A-Za-z0-9_-]+)\.([a-z0-9_]+)\}")
 
 
 def resources(stack: dict, rtype: str) -> dict[str, dict]:
@@ -33,3 +36,21 @@ def statement(document: dict, sid: str) -> dict:
 
 def as_list(value) -> list:
     return value if isinstance(value, list) else [value]
+
+
+def resolve(stack: dict, value):
+    """``value`` with every ``${type.name.attribute}`` that names a literal in the stack's own
+    configuration replaced by that literal (references to computed attributes stay as they are)."""
+    if isinstance(value, dict):
+        return {key: resolve(stack, item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [resolve(stack, item) for item in value]
+    if not isinstance(value, str):
+        return value
+
+    def literal(match: re.Match) -> str:
+        _, rtype, name, attribute = match.groups()
+        found = resources(stack, rtype).get(name, {}).get(attribute)
+        return resolve(stack, found) if isinstance(found, str) else match.group(0)
+
+    return _REFERENCE.sub(literal, value)

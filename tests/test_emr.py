@@ -1,7 +1,13 @@
 """The EMR cluster, its security configuration, security groups and managed scaling."""
 import json
+import os
+import subprocess
+import sys
 
-from stack_helpers import named, only, resources
+import pytest
+from conftest import REPO
+from stack_helpers import named, only, policy, resolve, resources
+from test_terraform import PLUGIN_DIR, terraform
 
 GLUE_FACTORY = "com.amazonaws.glue.catalog.metastore.AWSGlueDataCatalogHiveClientFactory"
 
@@ -16,18 +22,18 @@ def test_cluster_defaults(lake):
     assert cluster["release_label"] == "emr-7.13.0"
     assert cluster["applications"] == ["Hadoop", "Hive", "Spark"]
     assert cluster["log_uri"] == "s3://my-company-segment-data-lake/logs/"
-    assert cluster["master_instance_group"] == {
-        "instance_type": "m5.xlarge", "instance_count": 1,
-        "ebs_config": [{"size": 64, "type": "gp3", "volumes_per_instance": 1}]}
+    gp3 = {"size": 64, "type": "gp3", "volumes_per_instance": 1, "iops": 3000, "throughput": 125}
+    assert cluster["master_instance_group"] == {"instance_type": "m5.xlarge", "instance_count": 1, "ebs_config": [gp3]}
     assert cluster["core_instance_group"]["instance_count"] == 2
     assert cluster["core_instance_group"]["instance_type"] == "m5.xlarge"
-    assert cluster["core_instance_group"]["ebs_config"][0]["type"] == "gp3"
+    assert cluster["core_instance_group"]["ebs_config"] == [gp3]
+    assert cluster["scale_down_behavior"] == "TERMINATE_AT_TASK_COMPLETION"
     assert cluster["termination_protection"] is False
     assert cluster["keep_job_flow_alive_when_no_steps"] is True
     assert "key_name" not in cluster["ec2_attributes"]
     task = only(lake, "aws_emr_instance_group")
     assert task["instance_count"] == 2 and task["instance_type"] == "m5.xlarge"
-    assert task["ebs_config"] == [{"size": 64, "type": "gp3", "volumes_per_instance": 1}]
+    assert task["ebs_config"] == [{"size": 64, "type": "gp3", "volumes_per_instance": 1, "iops": 3000}]
 
 
 def test_scaling_drift_is_ignored(lake):
@@ -84,7 +90,7 @@ def test_security_groups_are_own_and_open_to_nobody(synthesized):
             for key, part in (("emr_managed_master_security_group", "Master"),
                               ("emr_managed_slave_security_group", "CoreTask"),
                               ("service_access_security_group", "ServiceAccess")):
-                group = named(stack, "aws_security_group", f"{lake}/Security/{part}")
+                group = named(stack, "aws_security_group", f"{lake}/Emr/Security/{part}")
                 assert part in attributes[key] and lake.split("/")[-1] in attributes[key]
                 assert group["revoke_rules_on_delete"] is True
                 assert "ingress" not in group and "egress" not in group
@@ -103,7 +109,6 @@ def test_cluster_options_are_wired():
         DataLakeRoles,
         DataLakeRolesProps,
         EmrClusterProps,
-        EmrSecurity,
     )
     from segment_data_lake.aws import AwsProvider
 
@@ -116,14 +121,22 @@ def test_cluster_options_are_wired():
         additional_core_task_security_group_ids=["sg-0bbbbbbbbbbbbbbbb", "sg-0cccccccccccccccc"],
         in_transit_certificate_s3_uri="s3://certs/emr.zip", ebs_volume_size_gb=200, extra_applications=["Livy"],
         extra_configurations=[{"Classification": "spark-defaults", "Properties": {"spark.sql.shuffle.partitions": "64"}}],
-        task_instance_type="r5.2xlarge", core_instance_count=1, tags={"vendor": "segment", "cost": "lake"})
-    security = EmrSecurity(stack, "Security", subnet_id=props.subnet_id, name=props.name, tags=props.tags,
-                           in_transit_certificate_s3_uri=props.in_transit_certificate_s3_uri, account=account)
-    roles = DataLakeRoles(stack, "Roles", props=DataLakeRolesProps(external_ids=["ws1"]),
-                          bucket_arn="arn:aws:s3:::b", cluster_key_arn=security.cluster_key_arn, account=account)
-    DataLakeCluster(stack, "Emr", props=props, roles=roles, security=security, bucket_name="b",
-                    bootstrap_actions=[BootstrapAction("hello", "s3://b/hello.sh", ["a"])])
+        task_instance_type="r5.2xlarge", core_instance_count=1, tags={"vendor": "segment", "cost": "lake"},
+        bootstrap_actions=[BootstrapAction("hello", "s3://b/hello.sh", ["a"])])
+    roles = DataLakeRoles(stack, "Roles", props=DataLakeRolesProps(external_ids=["ws1"]), bucket_arn="arn:aws:s3:::b",
+                          account=account)
+    # alone, the cluster brings its own security (key, configuration, groups) and grants its key to the roles
+    emr = DataLakeCluster(stack, "Emr", props=props, roles=roles, bucket_name="b", account=account)
     synthesized = json.loads(Testing.synth(stack))
+    assert emr.security.props == props.security_props()
+    [(key_policy_id, key_policy)] = [(k, p) for k, p in resources(synthesized, "aws_iam_policy").items()
+                                     if p["name"] == "SegmentDataLakeClusterKeyPolicy"]
+    assert policy(key_policy)["Statement"][0]["Resource"] == "${%s.arn}" % (
+        "aws_kms_key." + next(iter(resources(synthesized, "aws_kms_key"))))
+    attached = {a["role"] for a in resources(synthesized, "aws_iam_role_policy_attachment").values()
+                if a["policy_arn"] == f"${{aws_iam_policy.{key_policy_id}.arn}}"}
+    assert len(attached) == 2  # the nodes' role and the vendor role
+    assert len(only(synthesized, "aws_emr_cluster")["depends_on"]) == len(roles.attachments)
     cluster = only(synthesized, "aws_emr_cluster")
     assert cluster["ec2_attributes"]["key_name"] == "ops"
     assert cluster["ec2_attributes"]["additional_master_security_groups"] == "sg-0aaaaaaaaaaaaaaaa"
@@ -150,3 +163,99 @@ def test_the_cluster_waits_for_its_policies_and_keeps_no_step_history(synthesize
             own = {a for a in attachments if a.split(".")[1].startswith(lake.replace("/", "_") + "_Roles_")}
             assert own and set(cluster["depends_on"]) == own, name
             assert cluster["list_steps_states"] == ["PENDING", "RUNNING"]
+
+
+@pytest.fixture(scope="module")
+def provider_schema(tmp_path_factory) -> dict:
+    """The schema of hashicorp/aws 5.100.0, as `terraform providers schema` prints it (offline, from the mirror)."""
+    folder = tmp_path_factory.mktemp("schema")
+    (folder / "main.tf.json").write_text(json.dumps(
+        {"terraform": {"required_providers": {"aws": {"source": "hashicorp/aws", "version": "5.100.0"}}}}))
+    binary = terraform()
+    init = subprocess.run([binary, "init", "-backend=false", "-input=false", f"-plugin-dir={PLUGIN_DIR}"],
+                          cwd=folder, capture_output=True, text=True)
+    assert init.returncode == 0, init.stderr
+    schema = subprocess.run([binary, "providers", "schema", "-json"], cwd=folder, capture_output=True, text=True)
+    assert schema.returncode == 0, schema.stderr
+    return json.loads(schema.stdout)["provider_schemas"]["registry.terraform.io/hashicorp/aws"]["resource_schemas"]
+
+
+def _unset_in_set_blocks(block: dict, config, path: str) -> list[str]:
+    """Attributes of set-nested blocks that ``config`` leaves out. A set element is identified by all its
+    values: one the provider reads back (EBS iops, throughput) but the config omits is a new element,
+    so a diff on every plan, and a replacement where the block forces one."""
+    missing = []
+    for name, nested in block.get("block_types", {}).items():
+        for element in config.get(name) or []:
+            if nested["nesting_mode"] == "set":
+                missing += [f"{path}{name}.{attr}" for attr, spec in nested["block"]["attributes"].items()
+                            if not (spec.get("computed") and not spec.get("optional")) and element.get(attr) is None]
+            missing += _unset_in_set_blocks(nested["block"], element, f"{path}{name}.")
+    return missing
+
+
+def test_the_cluster_block_has_the_shape_the_provider_reads_back(synthesized, provider_schema):
+    # Optional and computed on the cluster: left out, Terraform keeps what AWS chose, so no diff.
+    left_to_aws = {"id", "tags_all", "step", "subnet_ids"}
+    for name, stack in synthesized.stacks.items():
+        for rtype in ("aws_emr_cluster", "aws_emr_instance_group"):
+            block = provider_schema[rtype]["block"]
+            for resource in resources(stack, rtype).values():
+                config = {k: ([v] if isinstance(v, dict) else v) for k, v in resource.items()}
+                assert _unset_in_set_blocks(block, config, "") == [], (name, rtype)
+                if rtype == "aws_emr_cluster":
+                    unset = [attr for attr, spec in block["attributes"].items()
+                             if spec.get("optional") and spec.get("computed") and attr not in left_to_aws
+                             and attr not in resource]
+                    unset += [f"ec2_attributes.{attr}" for attr, spec in
+                              block["block_types"]["ec2_attributes"]["block"]["attributes"].items()
+                              if spec.get("optional") and spec.get("computed") and attr not in left_to_aws
+                              and attr not in resource["ec2_attributes"]]
+                    assert unset == [], (name, unset)
+                    # EMR returns "Properties": {} for a classification without properties
+                    def classifications(confs):
+                        for conf in confs:
+                            yield conf
+                            yield from classifications(conf.get("Configurations", []))
+                    assert all("Properties" in c for c in classifications(json.loads(resource["configurations_json"])))
+
+
+def test_a_new_release_of_the_app_changes_the_steps_never_the_cluster(tmp_path):
+    """Two releases of the sync app: the cluster resolves to the same configuration (nothing of the release
+    reaches it), the schedules change in place (same names, new step), the release objects are new."""
+    from cdktf import App
+    from conftest import load_module
+
+    app_copy = tmp_path / "segment_lake"
+    import shutil
+    shutil.copytree(REPO / "workload" / "src" / "segment_lake", app_copy, ignore=shutil.ignore_patterns("__pycache__"))
+    with (app_copy / "cli.py").open("a") as cli:
+        cli.write("\n# the next release\n")
+    bundles = {"current": REPO / "constructs" / "segment_data_lake" / "app" / "segment-lake-app.zip",
+               "next": tmp_path / "next.zip"}
+    build = subprocess.run([sys.executable, str(REPO / "workload" / "emr" / "build_bundle.py"), "--wheels",
+                            str(REPO / ".cache" / "emr-wheels"), "--app", str(app_copy), "--output", str(bundles["next"])],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    main = load_module(REPO / "main.py", "app_release_check")
+    stacks = {}
+    for release, bundle in bundles.items():
+        app = App(outdir=str(tmp_path / release))
+        main.DataLakeStack(app, "lake", {**os.environ, "SEGMENT_LAKE_BUNDLE": str(bundle)})
+        app.synth()
+        stacks[release] = json.loads((tmp_path / release / "stacks" / "lake" / "cdk.tf.json").read_text())
+    current, following = stacks["current"], stacks["next"]
+
+    def cluster(stack):
+        [(name, config)] = resources(stack, "aws_emr_cluster").items()
+        return name, resolve(stack, {k: v for k, v in config.items() if k != "//"})
+
+    assert cluster(current) == cluster(following)
+    assert resources(current, "aws_emr_instance_group") == resources(following, "aws_emr_instance_group")
+    keys = {release: sorted(o["key"] for o in resources(stack, "aws_s3_object").values()) for release, stack in stacks.items()}
+    assert keys["current"] != keys["next"] and all(k.startswith("segment-lake-app/") for k in keys["next"])
+    old, new = resources(current, "aws_scheduler_schedule"), resources(following, "aws_scheduler_schedule")
+    assert old.keys() == new.keys()
+    for name in old:
+        assert old[name]["name"] == new[name]["name"]
+        assert resolve(current, old[name]["target"]["input"]) != resolve(following, new[name]["target"]["input"])

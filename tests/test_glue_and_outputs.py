@@ -3,7 +3,7 @@ from stack_helpers import resources
 
 SETTINGS_OUTPUTS = {"aws_region", "emr_cluster_id", "glue_catalog_id", "s3_bucket", "segment_vendor_role_arn",
                     "glue_database_names", "emr_instance_profile_name", "emr_instance_profile_role_arn",
-                    "emr_service_role_name", "emr_autoscaling_role_name"}
+                    "emr_service_role_name", "emr_autoscaling_role_name", "sync_runner", "s3_destination_role_arn"}
 
 
 def test_databases_are_optional(lake, synthesized):

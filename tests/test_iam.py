@@ -11,9 +11,11 @@ def role(stack, part):
 def attached_policy(stack, role_part, policy_part):
     r = role(stack, role_part)
     document = policy(named(stack, "aws_iam_policy", policy_part))
+    # references name resources by their unique id: the construct path with "_" for "/"
+    policy_id, role_id = policy_part.replace("/", "_"), role_part.replace("/", "_")
     attachments = [a for a in resources(stack, "aws_iam_role_policy_attachment").values()
-                   if policy_part in a["policy_arn"] or policy_part in a["//"]["metadata"]["path"]]
-    assert any(a["role"].endswith(".name}") and role_part in a["role"] for a in attachments), attachments
+                   if policy_id in a["policy_arn"] or policy_part in a["//"]["metadata"]["path"]]
+    assert any(a["role"].endswith(".name}") and role_id in a["role"] for a in attachments), attachments
     return r, document
 
 
@@ -21,7 +23,7 @@ def test_role_names_carry_the_suffix_and_tags(synthesized):
     stack = synthesized.stacks["existing-bucket"]
     names = {r["name"] for r in resources(stack, "aws_iam_role").values()}
     assert {"SegmentDataLakeRole-prod", "SegmentEMRServiceRole-prod", "SegmentEMRInstanceProfileRole-prod",
-            "SegmentEMRAutoscalingRole-prod", "SegmentDataLakeSchedulerRole-prod"} == names
+            "SegmentEMRAutoscalingRole-prod", "SegmentDataLakeSchedulerRole-prod", "SegmentS3DestinationRole-prod"} == names
     for r in resources(stack, "aws_iam_role").values():
         assert r["tags"] == {"team": "data", "vendor": "segment"}
     profile = named(stack, "aws_iam_instance_profile", "EmrInstanceProfile")
@@ -105,22 +107,47 @@ def test_emr_instance_role_reaches_only_this_bucket_glue_and_metrics(lake):
     assert {"glue:CreateTable", "glue:UpdateTable", "glue:BatchCreatePartition", "glue:GetTable"} <= set(glue["Action"])
     metrics = statement(document, "PublishClusterMetrics")
     assert metrics["Action"] == "cloudwatch:PutMetricData" and "cloudwatch:namespace" in metrics["Condition"]["StringLike"]
-    kms = statement(document, "EncryptWithTheLakeKeys")
-    assert len(kms["Resource"]) == 1 and kms["Resource"][0].startswith("${aws_kms_key.")  # the cluster's key
+    assert not [s for s in document["Statement"] if any(a.startswith("kms:") for a in as_list(s["Action"]))]
+    # the cluster's key, granted by the cluster to the nodes and the vendor (grant_key_use)
+    _, key = attached_policy(lake, "EmrInstanceRole", "Roles/ClusterKeyPolicy")
+    attached_policy(lake, "VendorRole", "Roles/ClusterKeyPolicy")
+    [use] = key["Statement"]
+    assert set(use["Action"]) == {"kms:Decrypt", "kms:GenerateDataKey"} and use["Resource"].startswith("${aws_kms_key.")
 
 
 BUCKET_KEY = "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 
 
-def test_a_bucket_key_is_granted_to_the_nodes_and_the_vendor_role(synthesized):
+def test_a_bucket_key_is_granted_to_the_nodes_the_vendor_and_segments_s3_destination(synthesized):
     stack = synthesized.stacks["staging-and-prod"]
-    for lake, keys in (("Prod", 2), ("Staging", 1)):
-        for policy_part, sid in (("EmrInstancePolicy", "EncryptWithTheLakeKeys"),
-                                 ("VendorPolicy", "ReadAndWriteWithTheLakeKeys")):
-            granted = statement(policy(named(stack, "aws_iam_policy", f"{lake}/Roles/{policy_part}")), sid)
-            assert set(granted["Action"]) == {"kms:Decrypt", "kms:GenerateDataKey"}
-            assert len(granted["Resource"]) == keys and granted["Resource"][0].startswith("${aws_kms_key.")
-            assert (BUCKET_KEY in granted["Resource"]) == (lake == "Prod")
+    key_grants = {p["name"]: policy(p)["Statement"][0]["Resource"] for p in resources(stack, "aws_iam_policy").values()
+                  if "Key" in p["name"]}
+    assert key_grants == {
+        "SegmentDataLakeClusterKeyPolicy-prod": key_grants["SegmentDataLakeClusterKeyPolicy-prod"],
+        "SegmentDataLakeClusterKeyPolicy-staging": key_grants["SegmentDataLakeClusterKeyPolicy-staging"],
+        "SegmentDataLakeBucketKeyPolicy-prod": BUCKET_KEY, "SegmentS3DestinationKeyPolicy-prod": BUCKET_KEY}
+    for lake in ("Prod", "Staging"):
+        assert key_grants[f"SegmentDataLakeClusterKeyPolicy-{lake.lower()}"].startswith("${aws_kms_key.")
+        attached_policy(stack, f"{lake}/Roles/EmrInstanceRole", f"{lake}/Roles/ClusterKeyPolicy")
+        attached_policy(stack, f"{lake}/Roles/VendorRole", f"{lake}/Roles/ClusterKeyPolicy")
+    attached_policy(stack, "Prod/Roles/EmrInstanceRole", "Prod/Roles/BucketKeyPolicy")
+    attached_policy(stack, "Prod/Roles/VendorRole", "Prod/Roles/BucketKeyPolicy")
+    attached_policy(stack, "Prod/S3Destination/Role", "Prod/S3Destination/KeyPolicy")
+
+
+def test_segments_s3_destination_may_only_put_raw_events(lake):
+    trust = policy(role(lake, "S3Destination/Role"), "assume_role_policy")
+    assert trust["Statement"] == [{
+        "Sid": "AssumedBySegmentsS3DestinationWithTheWorkspaceId", "Effect": "Allow",
+        "Principal": {"AWS": "arn:aws:iam::595280932656:role/segment-s3-integration-production-access"},
+        "Action": "sts:AssumeRole", "Condition": {"StringEquals": {"sts:ExternalId": "my-workspace-id"}}}]
+    _, document = attached_policy(lake, "S3Destination/Role", "S3Destination/Policy")
+    assert document["Statement"] == [{
+        "Sid": "PutRawEventsUnderSegmentLogs", "Effect": "Allow", "Action": "s3:PutObject",
+        "Resource": "arn:${{data.aws_partition.{}.partition}}:s3:::my-company-segment-data-lake/segment-logs/*".format(
+            next(iter(lake["data"]["aws_partition"])))}]
+    assert lake["output"]["s3_destination_role_arn"]["value"] == "${%s.arn}" % (
+        "aws_iam_role." + [n for n in resources(lake, "aws_iam_role") if "S3Destination_Role" in n][0])
 
 
 def test_the_vendor_role_may_delete_tables_in_batches(lake):

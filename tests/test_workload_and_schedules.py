@@ -1,45 +1,107 @@
 """Delivery of the sync app to the cluster and the schedules that run it."""
+import hashlib
 import json
+import os
+import shutil
+import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
-import pytest
-from stack_helpers import named, only, policy, resources
+from conftest import REPO
+from stack_helpers import named, only, policy, resolve, resources
+
+from segment_data_lake.workload import STEP_LAUNCHER, packaged_bundle
+
+BUILD = REPO / "workload" / "emr" / "build_bundle.py"
 
 
-def test_bundle_is_uploaded_content_addressed_and_bootstrapped(synthesized, lake):
+def test_bundle_is_uploaded_content_addressed_and_the_cluster_installs_nothing(synthesized, lake):
     bundle = named(lake, "aws_s3_object", "BundleObject")
-    bootstrap = named(lake, "aws_s3_object", "BootstrapObject")
-    assert bundle["bucket"] == "my-company-segment-data-lake"
-    asset_dir = synthesized.stack_dir("segment-data-lake") / bundle["source"]
-    asset_hash = bundle["key"].split("/")[1]
-    assert bundle["key"] == f"segment-lake-app/{asset_hash}/bundle.zip"
-    assert bootstrap["key"] == f"segment-lake-app/{asset_hash}/bootstrap.sh"
-    assert len(asset_hash) == 32 and asset_hash in bundle["source"]
-    assert bootstrap["content"].startswith("#!/bin/bash")
-    assert "pip install --no-index --find-links" in bootstrap["content"]
-
-    action = only(lake, "aws_emr_cluster")["bootstrap_action"][0]
-    assert action["name"] == "install-segment-lake-sync"
-    assert action["path"].startswith("s3://my-company-segment-data-lake/${aws_s3_object.") and "BootstrapObject" in action["path"]
-    assert action["args"][0].startswith("s3://my-company-segment-data-lake/${aws_s3_object.")
-
-    names = zipfile.ZipFile(asset_dir).namelist()
-    wheels = {Path(n).name.split("-")[0] for n in names if n.endswith(".whl")}
-    # The app and everything it needs beyond EMR travel with it: a private subnet still bootstraps.
-    assert {"segment_lake", "boto3", "botocore", "s3transfer", "jmespath"} <= wheels
-    assert "bootstrap.sh" in names and "step_entry.py" in names
+    script = named(lake, "aws_s3_object", "StepScriptObject")
+    assert bundle["bucket"] == script["bucket"] == "my-company-segment-data-lake"
+    asset = synthesized.stack_dir("segment-data-lake") / bundle["source"]
+    digest = hashlib.sha256(asset.read_bytes()).hexdigest()[:32]
+    assert bundle["key"] == f"segment-lake-app/{digest}/segment-lake-app.zip"
+    assert script["key"] == f"segment-lake-app/{digest}/run-sync.sh"
+    assert asset.read_bytes() == packaged_bundle().read_bytes()
+    with zipfile.ZipFile(asset) as archive:
+        names = set(archive.namelist())
+        assert script["content"] == archive.read("run-sync.sh").decode()
+    # The app and everything it needs beyond EMR travel with it: a private subnet still runs the sync.
+    assert {"step_entry.py", "site/segment_lake/cli.py", "site/segment_lake/jvm/ParseLines.java",
+            "site/boto3/__init__.py", "site/botocore/data/glue/2017-03-31/service-2.json.gz"} <= names
+    assert "bootstrap_action" not in only(lake, "aws_emr_cluster")
 
 
-def test_bundle_hash_is_stable_across_builds(tmp_path):
-    from segment_data_lake.workload_bundle import build_bundle
+def test_the_bundle_build_is_reproducible_and_checks_the_pinned_hashes(tmp_path):
+    wheels = REPO / ".cache" / "emr-wheels"
+    first, second = tmp_path / "a" / "app.zip", tmp_path / "b" / "app.zip"
+    for output in (first, second):
+        build = subprocess.run([sys.executable, str(BUILD), "--wheels", str(wheels), "--output", str(output)],
+                               capture_output=True, text=True, env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000"})
+        assert build.returncode == 0, build.stderr
+    assert first.read_bytes() == second.read_bytes()
+    assert build.stdout.strip().endswith(hashlib.sha256(second.read_bytes()).hexdigest())
+    # a wheel that is not the one pinned is refused, by name
+    tampered = tmp_path / "wheels"
+    shutil.copytree(wheels, tampered)
+    [six] = tampered.glob("six-*.whl")
+    six.write_bytes(six.read_bytes() + b"x")
+    build = subprocess.run([sys.executable, str(BUILD), "--wheels", str(tampered), "--output", str(tmp_path / "c.zip")],
+                           capture_output=True, text=True)
+    assert build.returncode == 1 and f"{six} does not match the hash pinned in" in build.stderr
+    assert not (tmp_path / "c.zip").exists()
 
-    first = build_bundle.__wrapped__(out_dir=tmp_path / "a")
-    second = build_bundle.__wrapped__(out_dir=tmp_path / "b")
-    assert sorted(p.name for p in (first / "wheels").iterdir()) == sorted(p.name for p in (second / "wheels").iterdir())
-    for wheel in (first / "wheels").iterdir():
-        assert wheel.read_bytes() == (second / "wheels" / wheel.name).read_bytes(), wheel.name
+
+def _fake_tools(bin_dir: Path, bucket_dir: Path, record: Path) -> None:
+    """``aws s3 cp`` from a folder standing in for the bucket, and a spark-submit that records what it was
+    given, then imports the sync from the installed release with no site-packages (only the bundle's)."""
+    bin_dir.mkdir()
+    (bin_dir / "aws").write_text(f"""#!/bin/bash
+[ "$1 $2" = "s3 cp" ] || exit 2
+[ "$3" = "--only-show-errors" ] && shift
+src="$3"; cp "{bucket_dir}/${{src#s3://*/}}" "$4"
+""")
+    (bin_dir / "spark-submit").write_text(f"""#!/bin/bash
+echo "$PYTHONPATH" > "{record}"
+echo "$@" >> "{record}"
+{sys.executable} -S -c "import sys; sys.path[:0] = '$PYTHONPATH'.split(':'); import boto3, segment_lake.cli as cli; \
+print(boto3.__file__); print(cli.parser().parse_args(sys.argv[1:]).source_id)" "${{@:6}}" >> "{record}"
+""")
+    for tool in bin_dir.iterdir():
+        tool.chmod(0o755)
+
+
+def test_a_sync_step_installs_its_release_once_and_runs_it(synthesized, lake, tmp_path):
+    """The schedule's step, run as command-runner.jar would run it, against stand-ins for the aws CLI and spark-submit."""
+    bucket_dir = tmp_path / "bucket"
+    for name in ("BundleObject", "StepScriptObject"):
+        obj = named(lake, "aws_s3_object", name)
+        target = bucket_dir / obj["key"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if "source" in obj:
+            shutil.copy(synthesized.stack_dir("segment-data-lake") / obj["source"], target)
+        else:
+            target.write_text(obj["content"])
+    step = json.loads(only(lake, "aws_scheduler_schedule")["target"]["input"])["Steps"][0]["HadoopJarStep"]
+    args = [resolve(lake, arg) for arg in step["Args"]]
+    record, root = tmp_path / "record.txt", tmp_path / "apps"
+    _fake_tools(tmp_path / "bin", bucket_dir, record)
+    (tmp_path / "tmp").mkdir()
+    env = {"PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin", "SEGMENT_LAKE_APP_ROOT": str(root), "HOME": str(tmp_path),
+           "TMPDIR": str(tmp_path / "tmp")}
+    for _ in range(2):
+        run = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        pythonpath, submitted, boto3_file, source_id = record.read_text().splitlines()
+        [release] = [p for p in root.iterdir() if not p.name.startswith(".")]
+        assert pythonpath == f"{release}/site"
+        assert submitted.startswith(f"--master yarn --deploy-mode client {release}/step_entry.py sync --source-id 9aQ1bC2dE3")
+        assert boto3_file.startswith(f"{release}/site/boto3/") and source_id == "9aQ1bC2dE3"
+    assert release.name == named(lake, "aws_s3_object", "BundleObject")["key"].split("/")[1]
+    # the launcher removed the script it fetched; one release installed, no install folder left behind
+    assert not list((tmp_path / "tmp").iterdir()) and [p.name for p in root.iterdir()] == [release.name]
 
 
 def test_one_schedule_per_source_every_two_hours(lake):
@@ -54,9 +116,11 @@ def test_one_schedule_per_source_every_two_hours(lake):
     assert step["ActionOnFailure"] == "CONTINUE"
     assert step["HadoopJarStep"]["Jar"] == "command-runner.jar"
     args = step["HadoopJarStep"]["Args"]
-    assert args[:6] == ["spark-submit", "--master", "yarn", "--deploy-mode", "client", "/opt/segment-lake/step_entry.py"]
-    settings = dict(zip(args[7::2], args[8::2], strict=True))
-    assert args[6] == "sync"
+    assert args[:3] == ["bash", "-c", STEP_LAUNCHER]
+    assert "${aws_s3_object." in args[3] and "StepScriptObject" in args[3]
+    assert "${aws_s3_object." in args[4] and "BundleObject" in args[4]
+    settings = dict(zip(args[6::2], args[7::2], strict=True))
+    assert args[5] == "sync"
     assert settings == {"--source-id": "9aQ1bC2dE3", "--source-slug": "web_app",
                         "--input": "s3://my-company-segment-data-lake/segment-logs/9aQ1bC2dE3/",
                         "--lake": "s3://my-company-segment-data-lake/", "--glue-database": "web_app",
@@ -65,14 +129,14 @@ def test_one_schedule_per_source_every_two_hours(lake):
                         "--workspace-id": "my-workspace-id"}
     # the sync's own command line takes them as they are
     from segment_lake.cli import parser
-    assert parser().parse_args(args[6:]).workspace_id == "my-workspace-id"
+    assert parser().parse_args(args[5:]).workspace_id == "my-workspace-id"
 
 
 def test_every_step_names_the_workspace_for_its_reports(synthesized):
     for name, stack in synthesized.stacks.items():
         for schedule in resources(stack, "aws_scheduler_schedule").values():
             args = json.loads(schedule["target"]["input"])["Steps"][0]["HadoopJarStep"]["Args"]
-            settings = dict(zip(args[7::2], args[8::2], strict=True))
+            settings = dict(zip(args[6::2], args[7::2], strict=True))
             expected = {"complete": "acmeworkspace123"}.get(name, settings.get("--workspace-id"))
             assert settings.get("--workspace-id") == expected and expected, name
 
@@ -82,7 +146,7 @@ def test_shared_database_schedules_carry_prefixes_and_partitions(synthesized):
     by_source = {}
     for schedule in resources(stack, "aws_scheduler_schedule").values():
         args = json.loads(schedule["target"]["input"])["Steps"][0]["HadoopJarStep"]["Args"]
-        settings = dict(zip(args[7::2], args[8::2], strict=True))
+        settings = dict(zip(args[6::2], args[7::2], strict=True))
         by_source[settings["--source-id"]] = settings
     assert by_source["Web1234567"]["--table-prefix"] == "web_"
     assert by_source["Ios1234567"]["--table-prefix"] == "ios_"
@@ -106,12 +170,3 @@ def test_complete_schedules_use_the_configured_rate(synthesized):
     schedules = resources(synthesized.stacks["complete"], "aws_scheduler_schedule").values()
     assert {s["schedule_expression"] for s in schedules} == {"rate(1 hour)"}
     assert {s["name"] for s in schedules} == {"segment-lake-acme_web-complete", "segment-lake-acme_backend-complete"}
-
-
-def test_a_failed_bundle_build_names_its_cause(tmp_path):
-    from segment_data_lake.workload_bundle import BundleBuildError, _run
-
-    output = "  Building wheel\nerror: invalid command 'bdist_wheel'\nERROR: Failed to build. See above for details"
-    script = f"import sys; print({output!r}, file=sys.stderr); sys.exit(1)"
-    with pytest.raises(BundleBuildError, match="building the app failed: error: invalid command 'bdist_wheel'"):
-        _run([sys.executable, "-c", script], "building the app")

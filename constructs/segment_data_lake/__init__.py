@@ -6,17 +6,19 @@ from .account import AwsAccount
 from .bucket import DataLakeBucket, DataLakeBucketProps
 from .data_lake import SegmentDataLake, SegmentDataLakeProps
 from .emr import BootstrapAction, DataLakeCluster, EmrClusterProps, ManagedScaling
-from .emr_security import EmrSecurity
-from .glue import GlueCatalog
+from .emr_security import EmrSecurity, EmrSecurityProps
+from .glue import GlueCatalog, GlueCatalogProps
 from .iam import SEGMENT_PRODUCTION_ROLE, DataLakeRoles, DataLakeRolesProps
-from .schedule import SyncSchedules
+from .s3_destination import SEGMENT_S3_INTEGRATION_ROLE, SegmentS3Destination, SegmentS3DestinationProps
+from .schedule import SyncSchedules, SyncSchedulesProps
 from .sources import DATE_PARTITIONS, SegmentSource
 from .validation import DataLakeConfigError
-from .workload import WorkloadDelivery
+from .workload import WorkloadDelivery, WorkloadDeliveryProps
 
 __all__ = [
     "AwsAccount", "BootstrapAction", "DATE_PARTITIONS", "DataLakeBucket", "DataLakeBucketProps", "DataLakeCluster",
-    "DataLakeConfigError", "DataLakeRoles", "DataLakeRolesProps", "EmrClusterProps", "EmrSecurity", "GlueCatalog",
-    "ManagedScaling", "SEGMENT_PRODUCTION_ROLE", "SegmentDataLake", "SegmentDataLakeProps", "SegmentSource",
-    "SyncSchedules", "WorkloadDelivery",
+    "DataLakeConfigError", "DataLakeRoles", "DataLakeRolesProps", "EmrClusterProps", "EmrSecurity", "EmrSecurityProps",
+    "GlueCatalog", "GlueCatalogProps", "ManagedScaling", "SEGMENT_PRODUCTION_ROLE", "SEGMENT_S3_INTEGRATION_ROLE",
+    "SegmentDataLake", "SegmentDataLakeProps", "SegmentS3Destination", "SegmentS3DestinationProps", "SegmentSource",
+    "SyncSchedules", "SyncSchedulesProps", "WorkloadDelivery", "WorkloadDeliveryProps",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
@@ -14,12 +15,14 @@ from . import validation
 from .account import AwsAccount
 from .bucket import DataLakeBucket, DataLakeBucketProps
 from .emr import DataLakeCluster, EmrClusterProps
-from .emr_security import EmrSecurity
-from .glue import GlueCatalog
+from .glue import GlueCatalog, GlueCatalogProps
 from .iam import DataLakeRoles, DataLakeRolesProps
-from .schedule import DEFAULT_SCHEDULE, SyncSchedules
+from .s3_destination import SegmentS3Destination, SegmentS3DestinationProps
+from .schedule import DEFAULT_SCHEDULE, SyncSchedules, SyncSchedulesProps
 from .sources import SegmentSource, validate_sources
-from .workload import WorkloadDelivery
+from .workload import WorkloadDelivery, WorkloadDeliveryProps
+
+SYNC_RUNNERS = ("self", "segment")
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,14 @@ class SegmentDataLakeProps:
     :param lake_formation_role_arns: more IAM role ARNs to grant.
     :param schedule_kms_key_arn: KMS key encrypting the schedules (AWS-owned key by default).
     :param workspace_id: the Segment workspace whose sources these are, passed to every sync for its
-        reports (default: the external id, when ``access`` has exactly one; required with several).
+        reports and trusted by the S3 destination role (default: the external id, when ``access`` has
+        exactly one; required with several).
+    :param sync_runner: who runs the syncs. ``"self"`` (default): this module's schedules run the bundled
+        sync on the cluster, and Segment's Data Lakes destination must stay off. ``"segment"``: no
+        schedules and no bundle; enter the outputs in Segment's Data Lakes settings and Segment runs them.
+    :param s3_destination: create the role Segment's AWS S3 destination assumes to write ``segment-logs/``
+        (:class:`SegmentS3Destination`).
+    :param bundle_path: the sync app's bundle (default: the one shipped in this package); ``"self"`` only.
     :param tags: tags for every resource; ``vendor=segment`` is always added.
     """
 
@@ -54,9 +64,16 @@ class SegmentDataLakeProps:
     lake_formation_role_arns: Sequence[str] = ()
     schedule_kms_key_arn: str | None = None
     workspace_id: str | None = None
+    sync_runner: str = "self"
+    s3_destination: bool = True
+    bundle_path: Path | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        validation.one_of(self.sync_runner, SYNC_RUNNERS, "sync_runner")
+        if self.sync_runner == "segment" and self.bundle_path is not None:
+            validation.fail("bundle_path is set but sync_runner is 'segment', which runs Segment's own sync: "
+                            "remove bundle_path or set sync_runner='self'")
         if self.workspace_id is None and len(self.access.external_ids) != 1:
             validation.fail(f"access has {len(self.access.external_ids)} external ids: set workspace_id to the Segment "
                             f"workspace whose sources these are, e.g. workspace_id={self.access.external_ids[0]!r}")
@@ -64,22 +81,34 @@ class SegmentDataLakeProps:
             validation.fail(f"workspace_id {self.workspace_id!r} is not among access.external_ids: Segment assumes the "
                             f"vendor role with the workspace id as external id, so list it there")
         validate_sources(self.sources)
-        validation.schedule_expression(self.schedule_expression)
-        validation.role_arns(self.lake_formation_role_arns, "lake_formation_role_arns")
         validation.tags(self.tags)
-        if self.lake_formation and not self.create_glue_databases:
-            validation.fail("lake_formation=True grants on the sources' Glue databases, which must exist first: "
-                            "set create_glue_databases=True")
+        self.schedule_props()
+        self.catalog_props(self.lake_formation_role_arns)
         if self.lake_formation_role_arns and not self.lake_formation:
             validation.fail("lake_formation_role_arns is set but lake_formation is False: set lake_formation=True to grant them")
 
+    @property
+    def workspace(self) -> str:
+        """The Segment workspace id: ``workspace_id``, or the one external id."""
+        return self.workspace_id or self.access.external_ids[0]
+
+    def schedule_props(self) -> SyncSchedulesProps:
+        return SyncSchedulesProps(sources=self.sources, schedule_expression=self.schedule_expression,
+                                  workspace_id=self.workspace, name_suffix=self.access.name_suffix,
+                                  kms_key_arn=self.schedule_kms_key_arn, tags=self.tags)
+
+    def catalog_props(self, lake_formation_grantees: Sequence[str]) -> GlueCatalogProps:
+        return GlueCatalogProps(sources=self.sources, create_glue_databases=self.create_glue_databases,
+                                lake_formation=self.lake_formation, lake_formation_role_arns=lake_formation_grantees)
+
 
 class SegmentDataLake(Construct):
-    """Bucket lifecycle, IAM roles, EMR cluster, workload delivery, schedules and Glue databases.
+    """Bucket lifecycle, IAM roles, EMR cluster, workload delivery, schedules, Glue databases and the
+    role of Segment's S3 destination.
 
-    The consuming stack owns the AWS provider. Attributes: ``account``,
-    ``bucket``, ``roles``, ``security``, ``cluster``, ``workload``,
-    ``schedules``, ``catalog``, ``outputs`` (name to ``TerraformOutput``).
+    The consuming stack owns the AWS provider. Attributes: ``account``, ``bucket``, ``roles``,
+    ``security``, ``cluster``, ``workload`` and ``schedules`` (``None`` when Segment runs the syncs),
+    ``catalog``, ``s3_destination`` (or ``None``), ``outputs`` (name to ``TerraformOutput``).
     """
 
     def __init__(self, scope: Construct, id: str, *, props: SegmentDataLakeProps) -> None:
@@ -89,31 +118,30 @@ class SegmentDataLake(Construct):
         self.account = AwsAccount(self, "Account")
         self.bucket = DataLakeBucket(self, "Bucket", props=_with_tags(props.bucket, tags),
                                      partition=self.account.partition)
-        cluster_props = _with_tags(props.cluster, tags)
-        self.security = EmrSecurity(
-            self, "Security", subnet_id=cluster_props.subnet_id, name=cluster_props.name, tags=cluster_props.tags,
-            cluster_kms_key_arn=cluster_props.cluster_kms_key_arn,
-            in_transit_certificate_s3_uri=cluster_props.in_transit_certificate_s3_uri, account=self.account,
-        )
         self.roles = DataLakeRoles(self, "Roles", props=_with_tags(props.access, tags),
-                                   bucket_arn=self.bucket.bucket_arn,
-                                   cluster_key_arn=self.security.cluster_key_arn, account=self.account,
-                                   bucket_kms_key_arn=props.bucket.kms_key_arn)
-        self.workload = WorkloadDelivery(self, "Workload", bucket_name=self.bucket.bucket_name)
-        self.cluster = DataLakeCluster(self, "Emr", props=cluster_props, roles=self.roles, security=self.security,
-                                       bucket_name=self.bucket.bucket_name,
-                                       bootstrap_actions=[self.workload.bootstrap_action])
-        self.schedules = SyncSchedules(
-            self, "Schedules", sources=props.sources, cluster_id=self.cluster.cluster_id,
-            cluster_arn=self.cluster.cluster_arn, bucket_name=self.bucket.bucket_name,
-            step_entry=self.workload.step_entry, schedule_expression=props.schedule_expression,
-            name_suffix=props.access.name_suffix, kms_key_arn=props.schedule_kms_key_arn, tags=tags,
-            account=self.account, workspace_id=props.workspace_id or props.access.external_ids[0],
-        )
+                                   bucket_arn=self.bucket.bucket_arn, account=self.account)
+        self.s3_destination = None
+        if props.s3_destination:
+            self.s3_destination = SegmentS3Destination(
+                self, "S3Destination", bucket_arn=self.bucket.bucket_arn, props=SegmentS3DestinationProps(
+                    workspace_id=props.workspace, name_suffix=props.access.name_suffix, tags=tags))
+        if props.bucket.kms_key_arn:
+            self.roles.grant_key_use("BucketKey", props.bucket.kms_key_arn)
+            if self.s3_destination:
+                self.s3_destination.grant_key_use(props.bucket.kms_key_arn)
+        self.cluster = DataLakeCluster(self, "Emr", props=_with_tags(props.cluster, tags), roles=self.roles,
+                                       bucket_name=self.bucket.bucket_name, account=self.account)
+        self.security = self.cluster.security
+        self.workload = self.schedules = None
+        if props.sync_runner == "self":
+            self.workload = WorkloadDelivery(self, "Workload", props=WorkloadDeliveryProps(
+                bucket_name=self.bucket.bucket_name, bundle_path=props.bundle_path))
+            self.schedules = SyncSchedules(
+                self, "Schedules", props=props.schedule_props(), cluster_id=self.cluster.cluster_id,
+                cluster_arn=self.cluster.cluster_arn, bucket_name=self.bucket.bucket_name, workload=self.workload,
+                account=self.account)
         grantees = [self.roles.emr_instance_role.arn, self.roles.vendor_role.arn, *props.lake_formation_role_arns]
-        self.catalog = GlueCatalog(self, "Glue", sources=props.sources, create_databases=props.create_glue_databases,
-                                   lake_formation_role_arns=grantees if props.lake_formation else (),
-                                   account=self.account)
+        self.catalog = GlueCatalog(self, "Glue", props=props.catalog_props(grantees), account=self.account)
         self.outputs = self._outputs()
 
     def _outputs(self) -> dict[str, TerraformOutput]:
@@ -130,7 +158,12 @@ class SegmentDataLake(Construct):
             "emr_instance_profile_role_arn": (roles.emr_instance_role.arn, "Role of the EMR nodes"),
             "emr_service_role_name": (roles.emr_service_role.name, "EMR service role"),
             "emr_autoscaling_role_name": (roles.emr_autoscaling_role.name, "EMR autoscaling role"),
+            "sync_runner": (self.props.sync_runner, "Who runs the syncs: 'self' (this module's schedules; keep "
+                                                     "Segment's Data Lakes destination off) or 'segment'"),
         }
+        if self.s3_destination:
+            values["s3_destination_role_arn"] = (self.s3_destination.role_arn,
+                                                 "IAM Role ARN to enter in Segment's AWS S3 destination settings")
         outputs = {name: TerraformOutput(self, name, value=value, description=description)
                    for name, (value, description) in values.items()}
         # One lake in a stack names its outputs plainly (emr_cluster_id); with several, every lake's

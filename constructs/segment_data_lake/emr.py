@@ -10,6 +10,7 @@ from cdktf import TerraformResourceLifecycle
 from constructs import Construct
 
 from . import validation
+from .account import AwsAccount
 from .aws import (
     EmrCluster,
     EmrClusterBootstrapAction,
@@ -23,7 +24,7 @@ from .aws import (
     EmrManagedScalingPolicy,
     EmrManagedScalingPolicyComputeLimits,
 )
-from .emr_security import EmrSecurity
+from .emr_security import EmrSecurity, EmrSecurityProps
 from .iam import DataLakeRoles
 from .tagging import EMR_MANAGED_POLICY_TAG, VENDOR_TAG, with_vendor_tag
 
@@ -57,6 +58,28 @@ class ManagedScaling:
 
 
 @dataclass(frozen=True)
+class BootstrapAction:
+    """A script EMR runs on every node when it starts.
+
+    :param name: name of the action.
+    :param path: ``s3://`` URI of the script.
+    :param args: arguments of the script.
+    """
+
+    name: str
+    path: str
+    args: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        validation.matches(self.path, r"s3://[^/]+/.+", "bootstrap action path", "use the s3:// URI of a script")
+
+
+# gp3's baseline, written out: EMR reads iops and throughput back, and an unset one would be a diff.
+GP3_IOPS = 3000
+GP3_THROUGHPUT_MIB = 125
+
+
+@dataclass(frozen=True)
 class EmrClusterProps:
     """Props of :class:`DataLakeCluster`.
 
@@ -71,6 +94,8 @@ class EmrClusterProps:
     :param task_instance_count: initial task nodes (same).
     :param ebs_volume_size_gb: gp3 EBS size per node.
     :param ebs_volume_type: EBS type, ``gp3`` by default.
+    :param ebs_iops: provisioned IOPS per volume (gp3: 3000 by default, its baseline; io1: required).
+    :param ebs_throughput_mib: gp3 throughput per volume in MiB/s (125 by default, its baseline).
     :param managed_scaling: EMR managed scaling limits.
     :param key_name: EC2 key pair for SSH to the nodes (none by default).
     :param additional_master_security_group_ids: extra security groups for the master node.
@@ -83,6 +108,9 @@ class EmrClusterProps:
     :param extra_applications: applications besides Hadoop, Hive and Spark.
     :param extra_configurations: EMR configuration classifications added to the defaults.
     :param step_concurrency_level: steps that may run at once (1 runs syncs one after another).
+    :param bootstrap_actions: scripts run on every node at start (none by default: each sync step
+        brings its release of the app, so the cluster is the same for every release). Changing them
+        replaces the cluster.
     :param tags: tags of the cluster; ``vendor=segment`` is always set and cannot be overridden.
     """
 
@@ -96,6 +124,8 @@ class EmrClusterProps:
     task_instance_count: int = 2
     ebs_volume_size_gb: int = 64
     ebs_volume_type: str = "gp3"
+    ebs_iops: int | None = None
+    ebs_throughput_mib: int | None = None
     managed_scaling: ManagedScaling = field(default_factory=ManagedScaling)
     key_name: str | None = None
     additional_master_security_group_ids: Sequence[str] = ()
@@ -106,12 +136,11 @@ class EmrClusterProps:
     extra_applications: Sequence[str] = ()
     extra_configurations: Sequence[Mapping[str, Any]] = ()
     step_concurrency_level: int = 1
+    bootstrap_actions: Sequence[BootstrapAction] = ()
     tags: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        validation.matches(self.subnet_id, r"subnet-[0-9a-f]{8,17}", "subnet id",
-                           "use the id of an existing subnet, like subnet-0123456789abcdef0")
-        validation.matches(self.name, r"[\w .-]{1,256}", "cluster name", "use letters, digits, spaces, '.', '-' or '_'")
+        self.security_props()  # validates the subnet, name, key and certificate
         validation.release_label(self.release_label)
         for role in ("master", "core", "task"):
             validation.matches(getattr(self, f"{role}_instance_type"), r"[a-z][a-z0-9-]*\.[a-z0-9]+",
@@ -120,12 +149,17 @@ class EmrClusterProps:
         validation.at_least(self.task_instance_count, 1, "task_instance_count")
         validation.at_least(self.ebs_volume_size_gb, 15, "ebs_volume_size_gb")
         validation.one_of(self.ebs_volume_type, ("gp3", "gp2", "io1", "st1", "sc1"), "EBS volume type")
+        if self.ebs_volume_type == "gp3":
+            validation.at_least(_or(self.ebs_iops, GP3_IOPS), GP3_IOPS, "ebs_iops")
+            validation.at_least(_or(self.ebs_throughput_mib, GP3_THROUGHPUT_MIB), GP3_THROUGHPUT_MIB, "ebs_throughput_mib")
+        elif self.ebs_volume_type == "io1" and self.ebs_iops is None:
+            validation.fail("ebs_volume_type 'io1' needs ebs_iops: set the provisioned IOPS per volume")
+        elif self.ebs_throughput_mib is not None or (self.ebs_iops is not None and self.ebs_volume_type != "io1"):
+            validation.fail(f"ebs_volume_type {self.ebs_volume_type!r} takes no ebs_iops or ebs_throughput_mib: "
+                            f"remove them, or use gp3")
         validation.at_least(self.step_concurrency_level, 1, "step_concurrency_level")
         validation.not_above(self.core_instance_count, self.managed_scaling.maximum_core_units,
                              "core_instance_count", "managed scaling maximum_core_units")
-        if self.in_transit_certificate_s3_uri is not None:
-            validation.matches(self.in_transit_certificate_s3_uri, r"s3://[^/]+/.+\.zip", "in-transit certificate URI",
-                               "use the s3:// URI of a zip holding privateKey.pem and certificateChain.pem")
         for app in self.extra_applications:
             if app.lower() in ("hadoop", "hive", "spark"):
                 validation.fail(f"extra application {app!r} is always installed: remove it from extra_applications")
@@ -137,6 +171,22 @@ class EmrClusterProps:
         if "vendor" in self.tags and self.tags["vendor"] != VENDOR_TAG["vendor"]:
             validation.fail(f"tag vendor={self.tags['vendor']!r} would hide the cluster from Segment: remove the 'vendor' tag")
 
+    def security_props(self) -> EmrSecurityProps:
+        """What the cluster's own :class:`EmrSecurity` is made of."""
+        return EmrSecurityProps(subnet_id=self.subnet_id, name=self.name, cluster_kms_key_arn=self.cluster_kms_key_arn,
+                                in_transit_certificate_s3_uri=self.in_transit_certificate_s3_uri, tags=self.tags)
+
+    def ebs(self) -> dict[str, Any]:
+        """One EBS volume per node, every attribute EMR reads back written out."""
+        gp3 = self.ebs_volume_type == "gp3"
+        return {"size": self.ebs_volume_size_gb, "type": self.ebs_volume_type, "volumes_per_instance": 1,
+                "iops": _or(self.ebs_iops, GP3_IOPS if gp3 else None),
+                "throughput": _or(self.ebs_throughput_mib, GP3_THROUGHPUT_MIB if gp3 else None)}
+
+
+def _or(value: int | None, default: int | None) -> int | None:
+    return default if value is None else value
+
 
 def default_configurations() -> list[dict[str, Any]]:
     """Glue as the Hive and Spark metastore, Python 3.11 for PySpark, bounded Spark history."""
@@ -144,7 +194,7 @@ def default_configurations() -> list[dict[str, Any]]:
     return [
         {"Classification": "hive-site", "Properties": glue},
         {"Classification": "spark-hive-site", "Properties": glue},
-        {"Classification": "spark-env", "Configurations": [
+        {"Classification": "spark-env", "Properties": {}, "Configurations": [
             {"Classification": "export", "Properties": {"PYSPARK_PYTHON": SYNC_PYTHON, "PYSPARK_DRIVER_PYTHON": SYNC_PYTHON}},
         ]},
         {"Classification": "spark-defaults", "Properties": {
@@ -161,7 +211,8 @@ def default_configurations() -> list[dict[str, Any]]:
 
 
 def merge_configurations(defaults: Sequence[Mapping[str, Any]], extra: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Extra classifications add to (and override properties of) the defaults."""
+    """Extra classifications add to (and override properties of) the defaults. Every classification has
+    ``Properties`` (EMR returns ``{}`` for none, and a missing one would be a diff on every plan)."""
     merged = {conf["Classification"]: dict(conf) for conf in defaults}
     for conf in extra:
         base = merged.setdefault(conf["Classification"], {"Classification": conf["Classification"]})
@@ -169,32 +220,32 @@ def merge_configurations(defaults: Sequence[Mapping[str, Any]], extra: Sequence[
             base["Properties"] = {**base.get("Properties", {}), **conf["Properties"]}
         if "Configurations" in conf:
             base["Configurations"] = [*base.get("Configurations", []), *conf["Configurations"]]
-    return list(merged.values())
+    return [_with_properties(conf) for conf in merged.values()]
 
 
-@dataclass(frozen=True)
-class BootstrapAction:
-    """A script run on every node when it starts."""
-
-    name: str
-    path: str
-    args: Sequence[str] = ()
+def _with_properties(conf: Mapping[str, Any]) -> dict[str, Any]:
+    nested = {"Configurations": [_with_properties(c) for c in conf["Configurations"]]} if "Configurations" in conf else {}
+    return {"Classification": conf["Classification"], "Properties": dict(conf.get("Properties", {})), **nested}
 
 
 class DataLakeCluster(Construct):
     """The EMR cluster: master, core and task groups, managed scaling, Glue metastore.
 
+    It creates its own :class:`EmrSecurity` (key, security configuration, groups) from ``props`` unless
+    one is given, and grants ``roles`` the use of the cluster's key.
+
     Attributes: ``cluster``, ``cluster_id``, ``cluster_arn``, ``task_group``,
     ``managed_scaling_policy``, ``security`` (:class:`EmrSecurity`).
     """
 
-    def __init__(self, scope: Construct, id: str, *, props: EmrClusterProps, roles: DataLakeRoles,
-                 security: EmrSecurity, bucket_name: str,
-                 bootstrap_actions: Sequence[BootstrapAction] = ()) -> None:
+    def __init__(self, scope: Construct, id: str, *, props: EmrClusterProps, roles: DataLakeRoles, bucket_name: str,
+                 security: EmrSecurity | None = None, account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
         self.props = props
-        self.security = security
-        ebs = {"size": props.ebs_volume_size_gb, "type": props.ebs_volume_type, "volumes_per_instance": 1}
+        self.security = security or EmrSecurity(self, "Security", props=props.security_props(), account=account)
+        roles.grant_key_use("ClusterKey", self.security.cluster_key_arn)
+        security = self.security
+        ebs = props.ebs()
         self.cluster = EmrCluster(
             self, "Cluster",
             name=props.name,
@@ -206,6 +257,8 @@ class DataLakeCluster(Construct):
             security_configuration=security.security_configuration.name,
             termination_protection=props.termination_protection,
             keep_job_flow_alive_when_no_steps=True,
+            # EMR's default, written out: the attribute forces a new cluster if it ever differs.
+            scale_down_behavior="TERMINATE_AT_TASK_COMPLETION",
             step_concurrency_level=props.step_concurrency_level,
             ec2_attributes=EmrClusterEc2Attributes(
                 subnet_id=props.subnet_id,
@@ -224,7 +277,7 @@ class DataLakeCluster(Construct):
                 instance_type=props.core_instance_type, instance_count=props.core_instance_count,
                 ebs_config=[EmrClusterCoreInstanceGroupEbsConfig(**ebs)]),
             bootstrap_action=[EmrClusterBootstrapAction(name=b.name, path=b.path, args=list(b.args))
-                              for b in bootstrap_actions] or None,
+                              for b in props.bootstrap_actions] or None,
             configurations_json=json.dumps(merge_configurations(default_configurations(), props.extra_configurations), indent=2),
             tags=with_vendor_tag(props.tags, EMR_MANAGED_POLICY_TAG),
             # Only the queued and running steps are read into the state, not every step the schedules ever ran.
@@ -238,7 +291,9 @@ class DataLakeCluster(Construct):
         self.cluster_arn = self.cluster.arn
         self.task_group = EmrInstanceGroup(
             self, "TaskGroup", cluster_id=self.cluster.id, name="task", instance_type=props.task_instance_type,
-            instance_count=props.task_instance_count, ebs_config=[EmrInstanceGroupEbsConfig(**ebs)],
+            instance_count=props.task_instance_count,
+            # The provider has no throughput here: the task group's volumes get gp3's baseline.
+            ebs_config=[EmrInstanceGroupEbsConfig(**{k: v for k, v in ebs.items() if k != "throughput"})],
             lifecycle=TerraformResourceLifecycle(ignore_changes=["instance_count"]),
         )
         limits = props.managed_scaling

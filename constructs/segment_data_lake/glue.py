@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from constructs import Construct
 
@@ -13,7 +14,33 @@ from .aws import (
     LakeformationPermissionsDatabase,
     LakeformationPermissionsTable,
 )
-from .sources import SegmentSource
+from .sources import SegmentSource, validate_sources
+
+
+@dataclass(frozen=True)
+class GlueCatalogProps:
+    """Props of :class:`GlueCatalog`.
+
+    :param sources: the Segment sources whose databases these are.
+    :param create_glue_databases: create each source's Glue database here rather than letting the first
+        sync create it.
+    :param lake_formation: grant Lake Formation permissions on the databases and their tables to
+        ``lake_formation_role_arns``; needs ``create_glue_databases`` (a grant needs its database), and the
+        deploying principal must be a Lake Formation administrator.
+    :param lake_formation_role_arns: IAM role ARNs to grant.
+    """
+
+    sources: Sequence[SegmentSource]
+    create_glue_databases: bool = False
+    lake_formation: bool = False
+    lake_formation_role_arns: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        validate_sources(self.sources)
+        validation.role_arns(self.lake_formation_role_arns, "lake_formation_role_arns")
+        if self.lake_formation and not self.create_glue_databases:
+            validation.fail("lake_formation=True grants on the sources' Glue databases, which must exist first: "
+                            "set create_glue_databases=True")
 
 
 class GlueCatalog(Construct):
@@ -24,15 +51,14 @@ class GlueCatalog(Construct):
     (name to ``GlueCatalogDatabase``, empty unless created), ``grants``.
     """
 
-    def __init__(self, scope: Construct, id: str, *, sources: Sequence[SegmentSource],
-                 create_databases: bool = False, lake_formation_role_arns: Sequence[str] = (),
-                 account: AwsAccount | None = None) -> None:
+    def __init__(self, scope: Construct, id: str, *, props: GlueCatalogProps, account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
-        validation.role_arns(lake_formation_role_arns, "lake_formation_role_arns")
-        self.database_names = list(dict.fromkeys(source.database for source in sources))
+        self.props = props
+        lake_formation_role_arns = props.lake_formation_role_arns if props.lake_formation else ()
+        self.database_names = list(dict.fromkeys(source.database for source in props.sources))
         self.databases: dict[str, GlueCatalogDatabase] = {}
         self.grants: list[LakeformationPermissions] = []
-        if create_databases:
+        if props.create_glue_databases:
             for name in self.database_names:
                 self.databases[name] = GlueCatalogDatabase(
                     self, f"Database-{name}", name=name, description="Segment Data Lakes tables of one or more sources")

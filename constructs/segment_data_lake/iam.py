@@ -44,19 +44,16 @@ class DataLakeRoles(Construct):
     Attributes: ``vendor_role``, ``emr_service_role``, ``emr_instance_role``,
     ``emr_instance_profile``, ``emr_autoscaling_role``, their ``*_policy``, and ``attachments`` (every
     policy attachment: a cluster must wait for them, or it starts without its permissions).
+    :meth:`grant_key_use` lets the nodes and the vendor read and write with a KMS key.
     """
 
     def __init__(self, scope: Construct, id: str, *, props: DataLakeRolesProps, bucket_arn: str,
-                 cluster_key_arn: str, account: AwsAccount | None = None,
-                 bucket_kms_key_arn: str | None = None) -> None:
-        """``cluster_key_arn`` encrypts what the cluster writes and ``bucket_kms_key_arn`` (if any) is the
-        bucket's default key: the nodes and the vendor role read and write with both."""
+                 account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
         self.props = props
         self.account = AwsAccount.of(self, account)
         arn_parts = {"partition": self.account.partition, "region": self.account.region,
                      "account_id": self.account.account_id}
-        kms_key_arns = [cluster_key_arn, *([bucket_kms_key_arn] if bucket_kms_key_arn else [])]
         self._tags = with_vendor_tag(props.tags)
         self.attachments: list[IamRolePolicyAttachment] = []
 
@@ -75,7 +72,7 @@ class DataLakeRoles(Construct):
         )
         self.emr_instance_policy = self._attach(
             self.emr_instance_role, "EmrInstancePolicy", "SegmentEMRInstanceProfilePolicy", "emr-instance-permissions",
-            dict(arn_parts, bucket_arn=bucket_arn, kms_key_arns=kms_key_arns),
+            dict(arn_parts, bucket_arn=bucket_arn),
         )
         # AmazonEMRServicePolicy_v2 may pass only roles named EMR_EC2_DefaultRole.
         self.emr_service_pass_role_policy = self._attach(
@@ -97,9 +94,19 @@ class DataLakeRoles(Construct):
         )
         self.vendor_policy = self._attach(
             self.vendor_role, "VendorPolicy", "SegmentDataLakePolicy", "vendor-permissions",
-            dict(arn_parts, bucket_arn=bucket_arn, kms_key_arns=kms_key_arns, emr_role_arns=[
+            dict(arn_parts, bucket_arn=bucket_arn, emr_role_arns=[
                 self.emr_service_role.arn, self.emr_instance_role.arn, self.emr_autoscaling_role.arn]),
         )
+
+    def grant_key_use(self, id: str, key_arn: str) -> IamPolicy:
+        """Lets the nodes and the vendor role decrypt and generate data keys with ``key_arn`` (the
+        cluster's key, or the bucket's default key): without it they cannot read or write the lake."""
+        policy = IamPolicy(self, f"{id}Policy", name=f"SegmentDataLake{id}Policy{self.props.name_suffix}",
+                           policy=policy_documents.render_json("key-use", key_arn=key_arn), tags=self._tags)
+        for role in (self.emr_instance_role, self.vendor_role):
+            self.attachments.append(IamRolePolicyAttachment(self, f"{id}-{role.node.id}", role=role.name,
+                                                            policy_arn=policy.arn))
+        return policy
 
     def _role(self, id: str, name: str, trust: str, values: dict, description: str) -> IamRole:
         return IamRole(self, id, name=f"{name}{self.props.name_suffix}", description=description,

@@ -1,4 +1,4 @@
-"""Renders the IAM policy documents kept readable as JSON under policies/iam/.
+"""Renders the IAM policy documents kept readable as JSON in ``policy_templates/`` (package data).
 
 Templates hold ``{{name}}`` placeholders. A string that is exactly one
 placeholder may take a list (for example several external ids); otherwise the
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
-TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "policies" / "iam"
+TEMPLATES = resources.files("segment_data_lake") / "policy_templates"
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 
@@ -35,8 +35,8 @@ def _fill(node: Any, values: dict[str, Any], template: str) -> Any:
 
 
 def render(template: str, **values: Any) -> dict[str, Any]:
-    """The policy document of ``policies/iam/<template>.json`` with placeholders filled."""
-    document = json.loads((TEMPLATE_DIR / f"{template}.json").read_text())
+    """The policy document of ``policy_templates/<template>.json`` with placeholders filled."""
+    document = json.loads((TEMPLATES / f"{template}.json").read_text())
     return _fill(document, values, template)
 
 

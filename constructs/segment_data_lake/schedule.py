@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from constructs import Construct
 
@@ -18,17 +19,16 @@ from .aws import (
     SchedulerScheduleTargetRetryPolicy,
 )
 from .scan_marks import mark
-from .sources import SegmentSource
+from .sources import SegmentSource, validate_sources
 from .tagging import with_vendor_tag
+from .workload import WorkloadDelivery
 
 DEFAULT_SCHEDULE = "rate(2 hours)"
 
 
-def sync_step_args(source: SegmentSource, bucket_name: str, step_entry: str, region: str,
-                   workspace_id: str | None = None) -> list[str]:
-    """The ``spark-submit`` command of one sync of ``source``; ``workspace_id`` goes into its reports."""
+def sync_command(source: SegmentSource, bucket_name: str, region: str, workspace_id: str | None = None) -> list[str]:
+    """The ``segment-lake`` command of one sync of ``source``; ``workspace_id`` goes into its reports."""
     args = [
-        "spark-submit", "--master", "yarn", "--deploy-mode", "client", step_entry,
         "sync",
         "--source-id", source.source_id,
         "--source-slug", source.slug,
@@ -46,8 +46,7 @@ def sync_step_args(source: SegmentSource, bucket_name: str, step_entry: str, reg
     return args
 
 
-def add_job_flow_steps_input(cluster_id: str, source: SegmentSource, bucket_name: str, step_entry: str,
-                             region: str, workspace_id: str | None = None) -> str:
+def add_job_flow_steps_input(cluster_id: str, source: SegmentSource, jar: str, args: Sequence[str]) -> str:
     """The AddJobFlowSteps request the schedule sends (EMR API field names)."""
     return json.dumps({
         "JobFlowId": cluster_id,
@@ -55,10 +54,35 @@ def add_job_flow_steps_input(cluster_id: str, source: SegmentSource, bucket_name
             "Name": f"segment-lake sync {source.slug} ({source.source_id})",
             # A failed sync is retried by the next run; the cluster keeps serving other sources.
             "ActionOnFailure": "CONTINUE",
-            "HadoopJarStep": {"Jar": "command-runner.jar",
-                              "Args": sync_step_args(source, bucket_name, step_entry, region, workspace_id)},
+            "HadoopJarStep": {"Jar": jar, "Args": list(args)},
         }],
     })
+
+
+@dataclass(frozen=True)
+class SyncSchedulesProps:
+    """Props of :class:`SyncSchedules`.
+
+    :param sources: the Segment sources, one schedule each.
+    :param schedule_expression: how often each source syncs (``rate(2 hours)``: 12 a day).
+    :param workspace_id: the Segment workspace, passed to every sync, which copies it into its reports.
+    :param name_suffix: appended to the role, policy and schedule names, e.g. ``-prod``.
+    :param kms_key_arn: KMS key encrypting the schedules (AWS-owned key by default).
+    :param tags: tags of the role and policy; ``vendor=segment`` is always added.
+    """
+
+    sources: Sequence[SegmentSource]
+    schedule_expression: str = DEFAULT_SCHEDULE
+    workspace_id: str | None = None
+    name_suffix: str = ""
+    kms_key_arn: str | None = None
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        validate_sources(self.sources)
+        validation.schedule_expression(self.schedule_expression)
+        validation.name_suffix(self.name_suffix)
+        validation.tags(self.tags)
 
 
 class SyncSchedules(Construct):
@@ -69,15 +93,13 @@ class SyncSchedules(Construct):
     ``workspace_id`` (the Segment workspace) is passed to every sync, which copies it into its reports.
     """
 
-    def __init__(self, scope: Construct, id: str, *, sources: Sequence[SegmentSource], cluster_id: str,
-                 cluster_arn: str, bucket_name: str, step_entry: str,
-                 schedule_expression: str = DEFAULT_SCHEDULE, name_suffix: str = "",
-                 kms_key_arn: str | None = None, tags: Mapping[str, str] | None = None,
-                 account: AwsAccount | None = None, workspace_id: str | None = None) -> None:
+    def __init__(self, scope: Construct, id: str, *, props: SyncSchedulesProps, cluster_id: str, cluster_arn: str,
+                 bucket_name: str, workload: WorkloadDelivery, account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
-        validation.schedule_expression(schedule_expression)
+        self.props = props
         account = AwsAccount.of(self, account)
-        role_tags = with_vendor_tag(tags)
+        role_tags = with_vendor_tag(props.tags)
+        name_suffix = props.name_suffix
         self.role = IamRole(
             self, "Role", name=f"SegmentDataLakeSchedulerRole{name_suffix}",
             description="Used by EventBridge Scheduler to submit data lake sync steps",
@@ -89,19 +111,19 @@ class SyncSchedules(Construct):
                                 tags=role_tags)
         IamRolePolicyAttachment(self, "PolicyAttachment", role=self.role.name, policy_arn=self.policy.arn)
         self.schedules: dict[str, SchedulerSchedule] = {}
-        for source in sources:
+        for source in props.sources:
             self.schedules[source.source_id] = SchedulerSchedule(
                 self, f"Sync-{source.source_id}",
                 name=f"segment-lake-{source.slug}{name_suffix}"[:64],
                 description=f"Sync Segment source {source.slug} into the data lake",
-                schedule_expression=schedule_expression,
+                schedule_expression=props.schedule_expression,
                 flexible_time_window=SchedulerScheduleFlexibleTimeWindow(mode="OFF"),
-                kms_key_arn=kms_key_arn,
+                kms_key_arn=props.kms_key_arn,
                 target=SchedulerScheduleTarget(
                     arn=f"arn:{account.partition}:scheduler:::aws-sdk:emr:addJobFlowSteps",
                     role_arn=self.role.arn,
-                    input=add_job_flow_steps_input(cluster_id, source, bucket_name, step_entry, account.region,
-                                                   workspace_id),
+                    input=add_job_flow_steps_input(cluster_id, source, workload.step_jar, workload.step_args(
+                        sync_command(source, bucket_name, account.region, props.workspace_id))),
                     # The next scheduled run picks up whatever a missed one left.
                     retry_policy=SchedulerScheduleTargetRetryPolicy(
                         maximum_retry_attempts=2, maximum_event_age_in_seconds=3600),

@@ -1,42 +1,95 @@
-"""Delivers the sync app to the cluster: a content-addressed bundle in the bucket and a bootstrap action."""
+"""Delivers the sync app to the cluster's steps: its bundle and step script in the bucket, content-addressed.
+
+The cluster installs nothing: each step fetches the release it names (``run-sync.sh``), so a new
+release changes only what the schedules submit, in place, and never replaces the cluster.
+"""
 from __future__ import annotations
 
+import hashlib
+import zipfile
+from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
-from cdktf import AssetType, TerraformAsset
+from cdktf import AssetType, TerraformAsset, TerraformResourceLifecycle
 from constructs import Construct
 
+from . import validation
 from .aws import S3Object
-from .emr import BootstrapAction
-from .workload_bundle import build_bundle
 
 APP_PREFIX = "segment-lake-app"
-INSTALL_DIR = "/opt/segment-lake"
-STEP_ENTRY = f"{INSTALL_DIR}/step_entry.py"
+BUNDLE_NAME = "segment-lake-app.zip"
+STEP_SCRIPT = "run-sync.sh"
+# What a bundle must hold: the step, what spark-submit runs, and the sync itself.
+_BUNDLE_ENTRIES = (STEP_SCRIPT, "step_entry.py", "site/segment_lake/cli.py")
+# command-runner.jar runs this on the master node: fetch the release's step script, run it with the
+# step's arguments ($0 is the script's URI). Nothing to install on the cluster, no extra IAM grant.
+STEP_LAUNCHER = ('set -eu; script=$(mktemp); trap \'rm -f "$script"\' EXIT; '
+                 'aws s3 cp --only-show-errors "$0" "$script"; bash "$script" "$@"')
+
+# A new release's objects exist before the schedules point at them and the old ones go.
+_NEW_RELEASE_FIRST = TerraformResourceLifecycle(create_before_destroy=True)
+
+
+def packaged_bundle() -> Path:
+    """The bundle shipped in this package (``make bundle`` puts it there before the package is built)."""
+    return Path(str(resources.files("segment_data_lake") / "app" / BUNDLE_NAME))
+
+
+@dataclass(frozen=True)
+class WorkloadDeliveryProps:
+    """Props of :class:`WorkloadDelivery`.
+
+    :param bucket_name: the lake bucket; the bundle goes under ``segment-lake-app/<content hash>/``.
+    :param bundle_path: the sync app's bundle, as ``make bundle`` builds it (default: the one shipped
+        in this package).
+    """
+
+    bucket_name: str
+    bundle_path: Path | None = None
+
+    def __post_init__(self) -> None:
+        path = Path(self.bundle_path) if self.bundle_path is not None else packaged_bundle()
+        if not path.is_file():
+            how = ("pass the path of one built by `make bundle`" if self.bundle_path is not None else
+                   "run `make bundle` in the checkout and reinstall it, or pass bundle_path")
+            validation.fail(f"sync app bundle {str(path)!r} does not exist: {how}")
+        try:
+            with zipfile.ZipFile(path) as archive:
+                missing = [entry for entry in _BUNDLE_ENTRIES if entry not in set(archive.namelist())]
+        except zipfile.BadZipFile:
+            missing = list(_BUNDLE_ENTRIES)
+        if missing:
+            validation.fail(f"{str(path)!r} is not a sync app bundle (no {missing[0]}): build it with `make bundle`")
+        object.__setattr__(self, "bundle_path", path)
 
 
 class WorkloadDelivery(Construct):
-    """Uploads the bundle built from ``workload/`` under ``segment-lake-app/<hash>/``.
+    """Uploads the bundle and its step script under ``segment-lake-app/<hash>/``.
 
-    Attributes: ``asset``, ``bundle_object``, ``bootstrap_object``,
-    ``bundle_uri``, ``bootstrap_action`` (give it to :class:`DataLakeCluster`),
-    ``step_entry`` (the script a sync step runs with spark-submit).
+    Attributes: ``asset``, ``bundle_object``, ``step_script_object``, ``bundle_uri``,
+    ``step_script_uri``, ``step_jar`` and ``step_args()`` (the command-runner step of a sync).
     """
 
-    def __init__(self, scope: Construct, id: str, *, bucket_name: str, bundle_dir: Path | None = None) -> None:
+    def __init__(self, scope: Construct, id: str, *, props: WorkloadDeliveryProps) -> None:
         super().__init__(scope, id)
-        bundle_dir = bundle_dir or build_bundle()
-        self.asset = TerraformAsset(self, "Bundle", path=str(bundle_dir), type=AssetType.ARCHIVE)
-        prefix = f"{APP_PREFIX}/{self.asset.asset_hash}"
-        self.bundle_object = S3Object(self, "BundleObject", bucket=bucket_name, key=f"{prefix}/bundle.zip",
-                                      source=self.asset.path, content_type="application/zip")
-        self.bootstrap_object = S3Object(self, "BootstrapObject", bucket=bucket_name, key=f"{prefix}/bootstrap.sh",
-                                         content=(bundle_dir / "bootstrap.sh").read_text(),
-                                         content_type="text/x-shellscript")
-        self.bundle_uri = f"s3://{bucket_name}/{self.bundle_object.key}"
-        self.bootstrap_action = BootstrapAction(
-            name="install-segment-lake-sync",
-            path=f"s3://{bucket_name}/{self.bootstrap_object.key}",
-            args=[self.bundle_uri],
-        )
-        self.step_entry = STEP_ENTRY
+        self.props = props
+        bundle = Path(props.bundle_path)
+        self.asset = TerraformAsset(self, "Bundle", path=str(bundle), type=AssetType.FILE)
+        # The key holds the bundle's own digest: the same bytes from any machine, the same key.
+        prefix = f"{APP_PREFIX}/{hashlib.sha256(bundle.read_bytes()).hexdigest()[:32]}"
+        self.bundle_object = S3Object(self, "BundleObject", bucket=props.bucket_name, key=f"{prefix}/{BUNDLE_NAME}",
+                                      source=self.asset.path, content_type="application/zip",
+                                      lifecycle=_NEW_RELEASE_FIRST)
+        with zipfile.ZipFile(bundle) as archive:
+            script = archive.read(STEP_SCRIPT).decode()
+        self.step_script_object = S3Object(self, "StepScriptObject", bucket=props.bucket_name,
+                                           key=f"{prefix}/{STEP_SCRIPT}", content=script,
+                                           content_type="text/x-shellscript", lifecycle=_NEW_RELEASE_FIRST)
+        self.bundle_uri = f"s3://{props.bucket_name}/{self.bundle_object.key}"
+        self.step_script_uri = f"s3://{props.bucket_name}/{self.step_script_object.key}"
+        self.step_jar = "command-runner.jar"
+
+    def step_args(self, command: list[str]) -> list[str]:
+        """The command-runner.jar arguments that run ``segment-lake <command>`` with this release."""
+        return ["bash", "-c", STEP_LAUNCHER, self.step_script_uri, self.bundle_uri, *command]
