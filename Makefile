@@ -26,11 +26,16 @@ EMR_WHEELS := .cache/emr-wheels
 BUNDLE := constructs/segment_data_lake/app/segment-lake-app.zip
 BUNDLE_INPUTS := $(shell find workload/emr workload/src/segment_lake -type f -not -path '*__pycache__*' 2>/dev/null)
 
-.PHONY: setup bundle synth validate scan demo sync-demo test bench clean
+.PHONY: setup bundle dist synth validate scan demo sync-demo test bench clean
 
 setup: $(STAMP) $(JARS) $(BUNDLE)
 
 bundle: $(BUNDLE)
+
+# The constructs as a wheel with the bundle and policy templates inside: pip install dist/*.whl
+dist: $(BUNDLE)
+	rm -rf dist && $(PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist .
+	@ls dist/*.whl
 
 $(EMR_WHEELS)/.complete: workload/emr/runtime.lock | $(STAMP)
 	rm -rf $(EMR_WHEELS) && mkdir -p $(EMR_WHEELS)

@@ -1,14 +1,21 @@
 """Every bad input fails at construction with one line naming the value and the fix."""
+from pathlib import Path
+
 import pytest
 
 from segment_data_lake import (
+    BootstrapAction,
     DataLakeBucketProps,
     DataLakeConfigError,
     DataLakeRolesProps,
     EmrClusterProps,
+    EmrSecurityProps,
+    GlueCatalogProps,
     ManagedScaling,
     SegmentDataLakeProps,
+    SegmentS3DestinationProps,
     SegmentSource,
+    WorkloadDeliveryProps,
     validation,
 )
 
@@ -98,6 +105,23 @@ CASES = [
     (lambda: props(lake_formation=True), "lake_formation=True grants on the sources' Glue databases, which must exist "
                                          "first: set create_glue_databases=True"),
     (lambda: props(tags={"aws:owner": "x"}), "invalid tag key 'aws:owner'"),
+    (lambda: props(sync_runner="emr"), "unknown sync_runner 'emr': use one of self, segment"),
+    (lambda: props(sync_runner="segment", bundle_path=Path("app.zip")),
+     "bundle_path is set but sync_runner is 'segment'"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, ebs_iops=1000), "ebs_iops"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, ebs_volume_type="io1"), "ebs_volume_type 'io1' needs ebs_iops"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, ebs_volume_type="gp2", ebs_throughput_mib=250),
+     "ebs_volume_type 'gp2' takes no ebs_iops or ebs_throughput_mib"),
+    (lambda: EmrClusterProps(subnet_id=SUBNET, bootstrap_actions=[BootstrapAction("x", "/opt/x.sh")]),
+     "invalid bootstrap action path '/opt/x.sh'"),
+    (lambda: EmrSecurityProps(subnet_id="sg-1"), "invalid subnet id 'sg-1'"),
+    (lambda: GlueCatalogProps(sources=[SegmentSource(source_id="a1", slug="web")], lake_formation=True),
+     "lake_formation=True grants on the sources' Glue databases"),
+    (lambda: SegmentS3DestinationProps(workspace_id="bad id!"), "invalid external id 'bad id!'"),
+    (lambda: WorkloadDeliveryProps(bucket_name="b", bundle_path=Path("/nowhere/app.zip")),
+     "sync app bundle '/nowhere/app.zip' does not exist: pass the path of one built by `make bundle`"),
+    (lambda: WorkloadDeliveryProps(bucket_name="b", bundle_path=Path(__file__)),
+     "is not a sync app bundle (no run-sync.sh): build it with `make bundle`"),
 ]
 
 
@@ -165,3 +189,23 @@ def test_the_workspace_of_the_syncs_is_one_of_the_external_ids():
     with pytest.raises(DataLakeConfigError, match="workspace_id 'ws3' is not among access.external_ids"):
         props(access=two, workspace_id="ws3")
     assert props(access=two, workspace_id="ws2").workspace_id == "ws2"
+
+
+def test_with_segment_running_the_syncs_there_are_no_schedules_and_no_bundle():
+    import json
+
+    from cdktf import TerraformStack, Testing
+    from stack_helpers import resources
+
+    from segment_data_lake import SegmentDataLake
+    from segment_data_lake.aws import AwsProvider
+
+    stack = TerraformStack(Testing.app(), "segment-runs")
+    AwsProvider(stack, "aws", region="us-east-1")
+    lake = SegmentDataLake(stack, "Lake", props=props(sync_runner="segment", s3_destination=False))
+    synthesized = json.loads(Testing.synth(stack))
+    assert lake.schedules is None and lake.workload is None and lake.s3_destination is None
+    assert resources(synthesized, "aws_scheduler_schedule") == {} and resources(synthesized, "aws_s3_object") == {}
+    assert resources(synthesized, "aws_emr_cluster") and synthesized["output"]["sync_runner"]["value"] == "segment"
+    assert "s3_destination_role_arn" not in synthesized["output"]
+    assert {"emr_cluster_id", "segment_vendor_role_arn", "glue_catalog_id", "s3_bucket"} <= set(synthesized["output"])

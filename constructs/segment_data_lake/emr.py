@@ -83,10 +83,11 @@ GP3_THROUGHPUT_MIB = 125
 class EmrClusterProps:
     """Props of :class:`DataLakeCluster`.
 
-    :param subnet_id: subnet of the cluster; a private subnet needs a NAT gateway
-        or VPC endpoints for S3, Glue, EMR and STS.
+    :param subnet_id: subnet of the cluster; a private subnet needs a NAT gateway or VPC endpoints for S3,
+        Glue, EMR and STS (see ``examples/complete``), and ``AmazonEMRServicePolicy_v2`` needs the subnet
+        tagged ``for-use-with-amazon-emr-managed-policies=true``.
     :param name: cluster name.
-    :param release_label: EMR release, ``emr-7.13.0`` by default (Spark 3.5, Python 3.11).
+    :param release_label: EMR release (Spark 3.5): ``emr-7.1.0`` or newer, the first with Python 3.11.
     :param master_instance_type: instance type of the master node.
     :param core_instance_type: instance type of the core nodes.
     :param task_instance_type: instance type of the task nodes.

@@ -1,0 +1,111 @@
+"""Writes the README's prop tables from the props classes' docstrings and defaults, so they cannot drift.
+
+    python tools/readme_prop_tables.py          # rewrite the tables in README.md
+    python tools/readme_prop_tables.py --check  # exit 1 naming every table that is out of date
+
+A table sits under a marker line ``<!-- props: ClassName -->`` and runs to the next blank line.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import re
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+_MARKER = re.compile(r"^<!-- props: (\w+) -->$")
+_PARAM = re.compile(r"^:param (\w+):\s*(.*)$")
+
+
+def documented_params(cls: type) -> dict[str, str]:
+    """``:param name: text`` of the class docstring (continuation lines joined), by name."""
+    params: dict[str, str] = {}
+    current = None
+    for line in inspect.cleandoc(cls.__doc__ or "").splitlines():
+        match = _PARAM.match(line.strip())
+        if match:
+            current = match.group(1)
+            params[current] = match.group(2)
+        elif current and line.startswith(" ") and line.strip():
+            params[current] += " " + line.strip()
+        else:
+            current = None
+    return params
+
+
+def _default(field: dataclasses.Field) -> str:
+    if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+        return "required"
+    value = field.default if field.default is not dataclasses.MISSING else field.default_factory()
+    if value is None:
+        return "none"
+    if dataclasses.is_dataclass(value):
+        return f"`{type(value).__name__}()`"
+    return f"`{value!r}`".replace("|", "\\|")
+
+
+def table(cls: type) -> list[str]:
+    """The markdown table of ``cls``'s props: every field, its default and its documented meaning."""
+    params = documented_params(cls)
+    fields = dataclasses.fields(cls)
+    undocumented = [f.name for f in fields if f.name not in params]
+    if undocumented:
+        raise SystemExit(f"{cls.__name__} does not document {', '.join(undocumented)}: add ':param name: ...' lines")
+    rows = ["| prop | default | meaning |", "| --- | --- | --- |"]
+    for field in fields:
+        meaning = re.sub(r"``([^`]+)``", r"`\1`", params[field.name]).replace("|", "\\|")
+        meaning = re.sub(r":(class|meth):`~?([\w.]+)`", r"`\2`", meaning)
+        rows.append(f"| `{field.name}` | {_default(field)} | {meaning} |")
+    return rows
+
+
+def render(text: str, classes: dict[str, type]) -> str:
+    lines, out, index = text.splitlines(), [], 0
+    while index < len(lines):
+        line = lines[index]
+        out.append(line)
+        index += 1
+        match = _MARKER.match(line)
+        if match:
+            if match.group(1) not in classes:
+                raise SystemExit(f"README marker names {match.group(1)!r}, which is not a props class of segment_data_lake")
+            while index < len(lines) and lines[index].strip():
+                index += 1
+            out.extend(table(classes[match.group(1)]))
+    return "\n".join(out) + "\n"
+
+
+def props_classes() -> dict[str, type]:
+    import segment_data_lake
+
+    return {name: getattr(segment_data_lake, name) for name in segment_data_lake.__all__
+            if dataclasses.is_dataclass(getattr(segment_data_lake, name))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only check that the README is up to date")
+    args = parser.parse_args(argv)
+    current = README.read_text()
+    wanted = render(current, props_classes())
+    if current == wanted:
+        return 0
+    if args.check:
+        stale = [m.group(1) for m in map(_MARKER.match, current.splitlines()) if m
+                 and table(props_classes()[m.group(1)])[2:] != _table_after(current, m.group(0))]
+        print(f"README.md prop tables are out of date ({', '.join(stale) or 'layout'}): "
+              f"run python tools/readme_prop_tables.py", file=sys.stderr)
+        return 1
+    README.write_text(wanted)
+    return 0
+
+
+def _table_after(text: str, marker: str) -> list[str]:
+    after = text.split(marker + "\n", 1)[1].split("\n\n", 1)[0]
+    return after.splitlines()[2:]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
