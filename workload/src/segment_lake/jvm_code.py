@@ -8,6 +8,7 @@ by spark-submit adds the jar, which also ships it to every executor.
 """
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import tempfile
@@ -53,8 +54,13 @@ def _compile(sources: dict[str, str]) -> dict[str, bytes]:
 
     java_home = os.environ.get("JAVA_HOME")  # the java Spark itself runs, as spark-class picks it
     java = os.path.join(java_home, "bin", "java") if java_home else "java"
+    # Spark's own py4j jar: under spark-submit py4j is imported from a zip, where py4j cannot find its jar.
+    py4j_jars = sorted(glob.glob(os.path.join(_spark_jars(), "py4j-*.jar")))
+    if not py4j_jars:
+        raise RuntimeError(f"no py4j jar in {_spark_jars()}: the sync needs a Spark 3.5 installation with its jars")
     try:
-        port = launch_gateway(classpath=os.path.join(_spark_jars(), "*"), die_on_exit=True, java_path=java)
+        port = launch_gateway(jarpath=py4j_jars[-1], classpath=os.path.join(_spark_jars(), "*"), die_on_exit=True,
+                              java_path=java)
     except OSError as error:
         raise RuntimeError(f"cannot start {java} ({error.strerror}): Spark needs Java 17; "
                            f"install it or point JAVA_HOME at it") from None
