@@ -34,7 +34,7 @@ bundle: $(BUNDLE)
 
 # The constructs as a wheel with the bundle and policy templates inside: pip install dist/*.whl
 dist: $(BUNDLE)
-	rm -rf dist && $(PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist .
+	rm -rf build dist && $(PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist .
 	@ls dist/*.whl
 
 $(EMR_WHEELS)/.complete: workload/emr/runtime.lock | $(STAMP)
@@ -105,4 +105,4 @@ bench: setup $(BENCH_STAMP)
 	$(PY) bench/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf cdktf.out .cache .pytest_cache $(DEMO) $(dir $(BUNDLE))
+	rm -rf cdktf.out .cache .pytest_cache build dist $(DEMO) $(dir $(BUNDLE))

@@ -90,7 +90,7 @@ def test_security_groups_are_own_and_open_to_nobody(synthesized):
             for key, part in (("emr_managed_master_security_group", "Master"),
                               ("emr_managed_slave_security_group", "CoreTask"),
                               ("service_access_security_group", "ServiceAccess")):
-                group = named(stack, "aws_security_group", f"{lake}/Emr/Security/{part}")
+                group = named(stack, "aws_security_group", f"{lake}/Security/{part}")
                 assert part in attributes[key] and lake.split("/")[-1] in attributes[key]
                 assert group["revoke_rules_on_delete"] is True
                 assert "ingress" not in group and "egress" not in group
@@ -251,7 +251,10 @@ def test_a_new_release_of_the_app_changes_the_steps_never_the_cluster(tmp_path):
         return name, resolve(stack, {k: v for k, v in config.items() if k != "//"})
 
     assert cluster(current) == cluster(following)
-    assert resources(current, "aws_emr_instance_group") == resources(following, "aws_emr_instance_group")
+    # nothing else changes either: not what the cluster refers to (security configuration, groups, roles, key)
+    release_parts = {"aws_s3_object", "aws_scheduler_schedule"}
+    assert {t: r for t, r in current["resource"].items() if t not in release_parts} == {
+        t: r for t, r in following["resource"].items() if t not in release_parts}
     keys = {release: sorted(o["key"] for o in resources(stack, "aws_s3_object").values()) for release, stack in stacks.items()}
     assert keys["current"] != keys["next"] and all(k.startswith("segment-lake-app/") for k in keys["next"])
     old, new = resources(current, "aws_scheduler_schedule"), resources(following, "aws_scheduler_schedule")
@@ -259,3 +262,21 @@ def test_a_new_release_of_the_app_changes_the_steps_never_the_cluster(tmp_path):
     for name in old:
         assert old[name]["name"] == new[name]["name"]
         assert resolve(current, old[name]["target"]["input"]) != resolve(following, new[name]["target"]["input"])
+
+
+def test_stateful_resources_keep_their_addresses(lake):
+    """Terraform addresses come from construct paths: a moved construct would destroy and re-create what it
+    holds (a cluster key scheduled for deletion can no longer decrypt what it encrypted)."""
+    expected = {  # as the release before the step delivery (55b1a22) synthesized them
+        "aws_kms_key": ["SegmentDataLake_Security_ClusterKey_4B733975"],
+        "aws_emr_security_configuration": ["SegmentDataLake_Security_SecurityConfiguration_C49A4C17"],
+        "aws_security_group": ["SegmentDataLake_Security_CoreTask_3DAC14C8", "SegmentDataLake_Security_Master_D153589C",
+                               "SegmentDataLake_Security_ServiceAccess_C4EAF9E8"],
+        "aws_emr_cluster": ["SegmentDataLake_Emr_Cluster_F04A0A9D"],
+        "aws_emr_instance_group": ["SegmentDataLake_Emr_TaskGroup_F8DA7898"],
+        "aws_iam_role": ["SegmentDataLake_Roles_EmrAutoscalingRole_DE1D2382", "SegmentDataLake_Roles_EmrInstanceRole_288F892D",
+                         "SegmentDataLake_Roles_EmrServiceRole_9E37C84F", "SegmentDataLake_Roles_VendorRole_F2D2E2D9",
+                         "SegmentDataLake_S3Destination_Role_72558781", "SegmentDataLake_Schedules_Role_6959C0F9"],
+        "aws_scheduler_schedule": ["SegmentDataLake_Schedules_Sync-9aQ1bC2dE3_B61226FA"],
+    }
+    assert {rtype: sorted(resources(lake, rtype)) for rtype in expected} == expected

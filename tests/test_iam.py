@@ -143,7 +143,7 @@ def test_segments_s3_destination_may_only_put_raw_events(lake):
         "Action": "sts:AssumeRole", "Condition": {"StringEquals": {"sts:ExternalId": "my-workspace-id"}}}]
     _, document = attached_policy(lake, "S3Destination/Role", "S3Destination/Policy")
     assert document["Statement"] == [{
-        "Sid": "PutRawEventsUnderSegmentLogs", "Effect": "Allow", "Action": "s3:PutObject",
+        "Sid": "PutRawEventsUnderSegmentLogs", "Effect": "Allow", "Action": ["s3:PutObject", "s3:PutObjectAcl"],
         "Resource": "arn:${{data.aws_partition.{}.partition}}:s3:::my-company-segment-data-lake/segment-logs/*".format(
             next(iter(lake["data"]["aws_partition"])))}]
     assert lake["output"]["s3_destination_role_arn"]["value"] == "${%s.arn}" % (

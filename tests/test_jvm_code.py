@@ -20,10 +20,10 @@ def test_the_java_sources_compile_when_py4j_comes_from_a_zip(tmp_path):
             out.write(path, f"py4j/{path.relative_to(package)}")
     base_python = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
     pythonpath = os.pathsep.join([str(archive), str(REPO / "workload" / "src"), sysconfig.get_paths()["purelib"]])
-    script = ("import py4j; assert py4j.__file__.startswith(%r), py4j.__file__\n"
+    script = (f"import py4j; assert py4j.__file__.startswith({str(archive)!r}), py4j.__file__\n"
               "from segment_lake import jvm_code\n"
               "classes = jvm_code._compile(jvm_code._sources())\n"
-              "print(sorted(name for name in classes if '$' not in name))") % str(archive)
+              "print(sorted(name for name in classes if '$' not in name))")
     run = subprocess.run([str(base_python), "-c", script], env={**os.environ, "PYTHONPATH": pythonpath},
                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]

@@ -1,4 +1,4 @@
-"""The readable templates under policies/iam render into the documents the constructs attach."""
+"""The readable templates in segment_data_lake/policy_templates render into the documents the constructs attach."""
 import json
 
 import pytest

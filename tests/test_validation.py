@@ -209,3 +209,15 @@ def test_with_segment_running_the_syncs_there_are_no_schedules_and_no_bundle():
     assert resources(synthesized, "aws_emr_cluster") and synthesized["output"]["sync_runner"]["value"] == "segment"
     assert "s3_destination_role_arn" not in synthesized["output"]
     assert {"emr_cluster_id", "segment_vendor_role_arn", "glue_catalog_id", "s3_bucket"} <= set(synthesized["output"])
+
+
+def test_a_step_script_terraform_would_misread_is_refused(tmp_path):
+    import zipfile
+
+    bundle = tmp_path / "app.zip"
+    with zipfile.ZipFile(bundle, "w") as archive:
+        archive.writestr("run-sync.sh", 'root="${ROOT:-/mnt}"\n')
+        archive.writestr("step_entry.py", "")
+        archive.writestr("site/segment_lake/cli.py", "")
+    with pytest.raises(DataLakeConfigError, match="run-sync.sh in .* holds '\\$\\{' or '%\\{', which Terraform would read"):
+        WorkloadDeliveryProps(bucket_name="b", bundle_path=bundle)

@@ -11,7 +11,7 @@ from pathlib import Path
 from conftest import REPO
 from stack_helpers import named, only, policy, resolve, resources
 
-from segment_data_lake.workload import STEP_LAUNCHER, packaged_bundle
+from segment_data_lake.workload import STEP_LAUNCHER, packaged_bundle, release_id
 
 BUILD = REPO / "workload" / "emr" / "build_bundle.py"
 
@@ -21,7 +21,7 @@ def test_bundle_is_uploaded_content_addressed_and_the_cluster_installs_nothing(s
     script = named(lake, "aws_s3_object", "StepScriptObject")
     assert bundle["bucket"] == script["bucket"] == "my-company-segment-data-lake"
     asset = synthesized.stack_dir("segment-data-lake") / bundle["source"]
-    digest = hashlib.sha256(asset.read_bytes()).hexdigest()[:32]
+    digest = release_id(asset)
     assert bundle["key"] == f"segment-lake-app/{digest}/segment-lake-app.zip"
     assert script["key"] == f"segment-lake-app/{digest}/run-sync.sh"
     assert asset.read_bytes() == packaged_bundle().read_bytes()
@@ -43,6 +43,13 @@ def test_the_bundle_build_is_reproducible_and_checks_the_pinned_hashes(tmp_path)
         assert build.returncode == 0, build.stderr
     assert first.read_bytes() == second.read_bytes()
     assert build.stdout.strip().endswith(hashlib.sha256(second.read_bytes()).hexdigest())
+    # other timestamps and another compression level change the zip's bytes, never the release id (the S3 key)
+    with zipfile.ZipFile(first) as source, zipfile.ZipFile(tmp_path / "recompressed.zip", "w") as copy:
+        for info in source.infolist():
+            info.date_time = (2001, 2, 3, 4, 5, 6)
+            copy.writestr(info, source.read(info), compresslevel=1)
+    assert (tmp_path / "recompressed.zip").read_bytes() != first.read_bytes()
+    assert release_id(tmp_path / "recompressed.zip") == release_id(first)
     # a wheel that is not the one pinned is refused, by name
     tampered = tmp_path / "wheels"
     shutil.copytree(wheels, tampered)
@@ -137,8 +144,10 @@ def test_every_step_names_the_workspace_for_its_reports(synthesized):
         for schedule in resources(stack, "aws_scheduler_schedule").values():
             args = json.loads(schedule["target"]["input"])["Steps"][0]["HadoopJarStep"]["Args"]
             settings = dict(zip(args[6::2], args[7::2], strict=True))
-            expected = {"complete": "acmeworkspace123"}.get(name, settings.get("--workspace-id"))
-            assert settings.get("--workspace-id") == expected and expected, name
+            expected = {"segment-data-lake": "my-workspace-id", "complete": "acmeworkspace123",
+                        "existing-bucket": "acmeworkspace123", "shared-database": "acmeworkspace123"}.get(
+                name, "acmeprodworkspace" if "prod" in schedule["name"] else "acmestagingworkspace")
+            assert settings.get("--workspace-id") == expected, (name, schedule["name"])
 
 
 def test_shared_database_schedules_carry_prefixes_and_partitions(synthesized):

@@ -15,6 +15,7 @@ from . import validation
 from .account import AwsAccount
 from .bucket import DataLakeBucket, DataLakeBucketProps
 from .emr import DataLakeCluster, EmrClusterProps
+from .emr_security import EmrSecurity
 from .glue import GlueCatalog, GlueCatalogProps
 from .iam import DataLakeRoles, DataLakeRolesProps
 from .s3_destination import SegmentS3Destination, SegmentS3DestinationProps
@@ -84,8 +85,6 @@ class SegmentDataLakeProps:
         validation.tags(self.tags)
         self.schedule_props()
         self.catalog_props(self.lake_formation_role_arns)
-        if self.lake_formation_role_arns and not self.lake_formation:
-            validation.fail("lake_formation_role_arns is set but lake_formation is False: set lake_formation=True to grant them")
 
     @property
     def workspace(self) -> str:
@@ -129,9 +128,11 @@ class SegmentDataLake(Construct):
             self.roles.grant_key_use("BucketKey", props.bucket.kms_key_arn)
             if self.s3_destination:
                 self.s3_destination.grant_key_use(props.bucket.kms_key_arn)
-        self.cluster = DataLakeCluster(self, "Emr", props=_with_tags(props.cluster, tags), roles=self.roles,
+        cluster_props = _with_tags(props.cluster, tags)
+        # Created here, not by the cluster, so that its key and groups keep the addresses they always had.
+        self.security = EmrSecurity(self, "Security", props=cluster_props.security_props(), account=self.account)
+        self.cluster = DataLakeCluster(self, "Emr", props=cluster_props, roles=self.roles, security=self.security,
                                        bucket_name=self.bucket.bucket_name, account=self.account)
-        self.security = self.cluster.security
         self.workload = self.schedules = None
         if props.sync_runner == "self":
             self.workload = WorkloadDelivery(self, "Workload", props=WorkloadDeliveryProps(
@@ -141,7 +142,8 @@ class SegmentDataLake(Construct):
                 cluster_arn=self.cluster.cluster_arn, bucket_name=self.bucket.bucket_name, workload=self.workload,
                 account=self.account)
         grantees = [self.roles.emr_instance_role.arn, self.roles.vendor_role.arn, *props.lake_formation_role_arns]
-        self.catalog = GlueCatalog(self, "Glue", props=props.catalog_props(grantees), account=self.account)
+        self.catalog = GlueCatalog(self, "Glue", props=props.catalog_props(grantees if props.lake_formation else []),
+                                   account=self.account)
         self.outputs = self._outputs()
 
     def _outputs(self) -> dict[str, TerraformOutput]:

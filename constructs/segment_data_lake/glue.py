@@ -41,6 +41,8 @@ class GlueCatalogProps:
         if self.lake_formation and not self.create_glue_databases:
             validation.fail("lake_formation=True grants on the sources' Glue databases, which must exist first: "
                             "set create_glue_databases=True")
+        if self.lake_formation_role_arns and not self.lake_formation:
+            validation.fail("lake_formation_role_arns is set but lake_formation is False: set lake_formation=True to grant them")
 
 
 class GlueCatalog(Construct):
@@ -54,7 +56,7 @@ class GlueCatalog(Construct):
     def __init__(self, scope: Construct, id: str, *, props: GlueCatalogProps, account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
         self.props = props
-        lake_formation_role_arns = props.lake_formation_role_arns if props.lake_formation else ()
+        lake_formation_role_arns = props.lake_formation_role_arns
         self.database_names = list(dict.fromkeys(source.database for source in props.sources))
         self.databases: dict[str, GlueCatalogDatabase] = {}
         self.grants: list[LakeformationPermissions] = []

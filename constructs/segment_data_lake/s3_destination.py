@@ -38,8 +38,9 @@ class SegmentS3DestinationProps:
 
 class SegmentS3Destination(Construct):
     """The role to enter in Segment's AWS S3 destination settings: trusted only by Segment's S3
-    integration principal presenting your workspace id, and allowed only to put objects under
-    ``segment-logs/`` of the lake bucket (plus the bucket key, through ``grant_key_use``).
+    integration principal presenting your workspace id, and allowed only to put objects (and their ACL,
+    as Segment's documented policy has it) under ``segment-logs/`` of the lake bucket, plus the bucket
+    key through ``grant_key_use``.
 
     Attributes: ``role``, ``role_arn``, ``policy``.
     """

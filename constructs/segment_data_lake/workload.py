@@ -31,6 +31,17 @@ STEP_LAUNCHER = ('set -eu; script=$(mktemp); trap \'rm -f "$script"\' EXIT; '
 _NEW_RELEASE_FIRST = TerraformResourceLifecycle(create_before_destroy=True)
 
 
+def release_id(bundle: Path) -> str:
+    """The release's id: a digest of the bundle's entries (names, modes, contents), not of the zip's bytes,
+    which vary with the zlib that compressed them; so the same sources give the same S3 key anywhere."""
+    digest = hashlib.sha256()
+    with zipfile.ZipFile(bundle) as archive:
+        for info in sorted(archive.infolist(), key=lambda entry: entry.filename):
+            digest.update(f"{info.filename}\0{info.external_attr >> 16:o}\0".encode())
+            digest.update(hashlib.sha256(archive.read(info)).digest())
+    return digest.hexdigest()[:32]
+
+
 def packaged_bundle() -> Path:
     """The bundle shipped in this package (``make bundle`` puts it there before the package is built)."""
     return Path(str(resources.files("segment_data_lake") / "app" / BUNDLE_NAME))
@@ -57,10 +68,14 @@ class WorkloadDeliveryProps:
         try:
             with zipfile.ZipFile(path) as archive:
                 missing = [entry for entry in _BUNDLE_ENTRIES if entry not in set(archive.namelist())]
+                script = "" if missing else archive.read(STEP_SCRIPT).decode()
         except zipfile.BadZipFile:
             missing = list(_BUNDLE_ENTRIES)
         if missing:
             validation.fail(f"{str(path)!r} is not a sync app bundle (no {missing[0]}): build it with `make bundle`")
+        if "${" in script or "%{" in script:
+            validation.fail(f"{STEP_SCRIPT} in {str(path)!r} holds '${{' or '%{{', which Terraform would read as its own "
+                            f"template syntax: write the shell without them")
         object.__setattr__(self, "bundle_path", path)
 
 
@@ -76,8 +91,7 @@ class WorkloadDelivery(Construct):
         self.props = props
         bundle = Path(props.bundle_path)
         self.asset = TerraformAsset(self, "Bundle", path=str(bundle), type=AssetType.FILE)
-        # The key holds the bundle's own digest: the same bytes from any machine, the same key.
-        prefix = f"{APP_PREFIX}/{hashlib.sha256(bundle.read_bytes()).hexdigest()[:32]}"
+        prefix = f"{APP_PREFIX}/{release_id(bundle)}"
         self.bundle_object = S3Object(self, "BundleObject", bucket=props.bucket_name, key=f"{prefix}/{BUNDLE_NAME}",
                                       source=self.asset.path, content_type="application/zip",
                                       lifecycle=_NEW_RELEASE_FIRST)

@@ -10,6 +10,8 @@ root="$(printenv SEGMENT_LAKE_APP_ROOT || echo /mnt/segment-lake-app)"
 release="$(basename "$(dirname "$app_uri")")"
 app="$root/$release"
 mkdir -p "$root" 2>/dev/null || sudo install -d -o "$(id -un)" "$root"
+# Mark the release as used before anything else, so another step's clean-up below leaves it alone.
+[ ! -d "$app" ] || touch "$app"
 if [ ! -f "$app/step_entry.py" ]; then
   work="$(mktemp -d "$root/.install.XXXXXX")"
   aws s3 cp --only-show-errors "$app_uri" "$work/app.zip"
