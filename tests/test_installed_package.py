@@ -1,4 +1,4 @@
-"""The constructs as a user gets them: built into a wheel, installed (not editable) into a fresh virtualenv,
+"""The constructs as a user gets them: `pip install <checkout>` (not editable) into a fresh virtualenv, then
 used from an app of the user's own outside the checkout, with no network."""
 from __future__ import annotations
 
@@ -58,12 +58,6 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_synthesizes_validates_and_scans
     for name in [f for f in files if f] + ["constructs/segment_data_lake/app/segment-lake-app.zip"]:
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, source / name)
-    build = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--wheel-dir",
-                  str(tmp_path / "dist"), str(source)], tmp_path)
-    assert build.returncode == 0, build.stderr
-    [wheel] = (tmp_path / "dist").glob("segment_data_lake_cdktf-*.whl")
-    shutil.rmtree(source)  # nothing may reach back into a checkout
-
     venv = tmp_path / "venv"
     assert _run([sys.executable, "-m", "venv", str(venv)], tmp_path).returncode == 0
     python = venv / "bin" / "python"
@@ -72,8 +66,10 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_synthesizes_validates_and_scans
     # from this project's environment instead of being installed again. A plain path entry: the project's
     # own editable installs there are not activated, so only the wheel provides the constructs.
     (site / "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    install = _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel)], tmp_path)
+    # `pip install <checkout>`: pip builds the wheel in an isolated environment (setuptools from the index)
+    install = _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(source)], tmp_path)
     assert install.returncode == 0, install.stderr
+    shutil.rmtree(source)  # nothing may reach back into the checkout
     where = _run([str(python), "-c", "import segment_data_lake, segment_lake; print(segment_data_lake.__file__);"
                   "print(segment_lake.__file__)"], tmp_path)
     assert where.stdout.split() == [str(site / "segment_data_lake" / "__init__.py"), str(site / "segment_lake" / "__init__.py")]
