@@ -38,17 +38,21 @@ def test_every_subcommand_has_help(command):
      "segment-lake: error (invalid_settings): invalid table prefix 'Bad Prefix'"),
     (["--source-id", "s1", "--input", "does-not-exist", "--lake", "lake"],
      "segment-lake: error (invalid_settings): input file://"),
+    (["--source-id", "s1", "--input", "does-not-exist", "--lake", "lake", "--verbose"],
+     "segment-lake: error (invalid_settings): input file://"),
     (["--source-id", "s1", "--input", "in", "--lake", "lake", "--driver-memory", "lots"],
      "segment-lake: error (invalid_settings): invalid driver memory 'lots': use a size such as 4g or 3072m"),
     (["--source-id", "s1", "--input", "in", "--lake", "lake", "--cores", "0"],
      "segment-lake: error (invalid_settings): invalid number of cores 0: use a whole number of at least 1"),
 ])
 def test_bad_settings_fail_with_one_line(tmp_path, args, message):
+    (tmp_path / "in").mkdir()
     result = run("sync", *args, cwd=tmp_path)
     assert result.returncode == 1
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith(message), last
-    assert not (tmp_path / "lake" / "segment-data" / "data").exists()
+    assert not (tmp_path / "lake").exists()  # refused before Spark started or the lake was touched
+    assert "Spark" not in result.stderr  # even with --verbose: Spark never started
 
 
 def test_unknown_date_partition_is_refused_by_the_parser(tmp_path):
@@ -162,7 +166,16 @@ def test_progress_counts_have_the_right_plural():
         "1 new file", "0 tables", "2 discarded values"]
 
 
+def test_sql_on_a_folder_that_is_no_lake_is_refused_and_creates_nothing(tmp_path):
+    result = run("sql", "--lake", "no-such-lake", "show databases", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip() == ("segment-lake: error (invalid_settings): no lake at 'no-such-lake' "
+                                     "(no no-such-lake/segment-data/metastore): pass the --lake a local sync wrote to")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_verbose_shows_what_spark_says(tmp_path):
+    (tmp_path / "lake" / "segment-data" / "metastore").mkdir(parents=True)  # a lake with no tables yet
     quiet = run("sql", "--lake", "lake", "select 1 as one", cwd=tmp_path)
     verbose = run("sql", "--verbose", "--lake", "lake", "select 1 as one", cwd=tmp_path)
     assert quiet.stdout == verbose.stdout == "one\n1\n"

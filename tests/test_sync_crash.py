@@ -1,6 +1,7 @@
 """Exactly once: a failure after each step of a sync, then a re-run, leaves every accepted event in
 the lake exactly once and the processed-file state in agreement with the data."""
 import json
+from pathlib import Path
 
 import pytest
 from lake_events import RUN1_COUNTS, write_run1, write_run2
@@ -9,6 +10,7 @@ from sync_harness import Lake, make_catalog
 from segment_lake import write
 from segment_lake.state import SourceState
 from segment_lake.storage import LakeStorage
+from segment_lake.sync import Sync
 
 
 class Crash(RuntimeError):
@@ -102,3 +104,36 @@ def test_rerun_after_a_crash_lands_everything_exactly_once(crash, kind, spark, g
         assert sorted(statuses) == ["failed", "finished", "finished"]
     else:
         assert sorted(statuses) == ["finished", "finished"]  # the re-run's report replaced the failed one
+
+
+@pytest.mark.parametrize("removed", [["b.json.gz"], ["a.json", "b.json.gz"]], ids=["one file", "every file"])
+def test_a_redo_drops_files_removed_since_and_never_blocks_the_source(removed, spark, tmp_path, monkeypatch):
+    """The crashed run's files are removed before the redo (by hand, or by a lifecycle rule): the redo lands
+    what is left and says what it dropped; with nothing left the source moves on to new files."""
+    lake = Lake(spark, make_catalog("local", spark, None), "local", f"file://{tmp_path}/lake",
+                f"file://{tmp_path}/input/segment-logs/src1", "src1", f"redo_missing_{len(removed)}")
+    write_run1(tmp_path / "input", "src1")
+    with monkeypatch.context() as patched:
+        crash_after_data_written(patched)  # the run's files are in the tables, its state not advanced
+        with pytest.raises(Crash):
+            lake.sync()
+    for name in removed:
+        next((tmp_path / "input").rglob(name)).unlink()
+    write_run2(tmp_path / "input", "src1")  # a new file arrives meanwhile
+
+    said = []
+    runs = [Sync(spark, lake.settings(), lake.catalog, progress=said.append).run()]
+    [dropped] = [line for line in said if "no longer exist" in line]
+    assert all(name in dropped for name in removed), dropped
+    if "a.json" not in removed:  # the redo lands a.json alone; the next sync takes the new file
+        assert runs[0].read_count == 9
+        runs.append(lake.sync())
+    assert runs[-1].read_count == 8  # c.json
+    state = SourceState(lake.storage, lake.layout.state)
+    assert state.pending() is None
+    assert {Path(f).name for f in state.processed_files()} == {"a.json", "c.json"} - set(removed)
+    # exactly once: what the runs landed is in the lake, each event once, nothing of the crashed attempt beyond
+    # it (m3 lands twice by design: its second coming is more than 7 days after the first)
+    tables = {t.table_name for run in runs for t in run.tables}
+    events = [(row["message_id"], row["received_at"]) for table in tables for row in lake.rows(table)]
+    assert len(events) == len(set(events)) == sum(run.row_count for run in runs)

@@ -8,7 +8,7 @@ import sys
 from datetime import UTC
 
 from .contract import DATE_PARTITIONS
-from .errors import classify
+from .errors import classify, missing_input
 
 EMR_INFO = "/mnt/var/lib/info/job-flow.json"
 
@@ -84,6 +84,9 @@ def run_sync(args: argparse.Namespace) -> int:
         source_id=args.source_id, input_uri=args.input, lake_uri=args.lake, source_slug=args.source_slug,
         glue_database=args.glue_database, table_prefix=args.table_prefix, date_partition=args.date_partition,
         catalog=args.catalog, max_records_per_file=args.max_records_per_file, workspace_id=args.workspace_id)
+    local_input = _local_path(settings.input_uri)
+    if local_input is not None and not os.path.exists(local_input):  # before Spark starts or the lake is touched
+        raise missing_input(settings.input_uri)
     spark = build_session(f"segment-lake sync {settings.source_id}", settings.lake_uri,
                           local_catalog=settings.catalog == "local", memory=args.driver_memory, task_slots=args.cores,
                           verbose=args.verbose)
@@ -123,16 +126,27 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 def run_sql(args: argparse.Namespace) -> int:
+    from .errors import InvalidSettings
+    from .layout import metastore_dir
     from .session import build_session
     from .settings import SyncSettings
 
     lake = SyncSettings(source_id="sql", input_uri=args.lake, lake_uri=args.lake).lake_uri
+    if not os.path.isdir(metastore_dir(lake)):  # Spark would create an empty metastore there and answer from it
+        raise InvalidSettings(f"no lake at {args.lake!r} (no {os.path.relpath(metastore_dir(lake))}): pass the --lake "
+                              f"a local sync wrote to")
     spark = build_session("segment-lake sql", lake, verbose=args.verbose)
     frame = spark.sql(args.query)
     print("\t".join(frame.columns))
     for row in frame.collect():
         print("\t".join("" if v is None else str(v) for v in row))
     return 0
+
+
+def _local_path(uri: str) -> str | None:
+    from urllib.parse import urlparse
+
+    return urlparse(uri).path if uri.startswith("file:") else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,6 +16,10 @@ class InsufficientPermissions(SyncError):
     code = "insufficient_permissions"
 
 
+def missing_input(uri: str) -> InvalidSettings:
+    return InvalidSettings(f"input {uri} does not exist: check --input (Segment writes segment-logs/<source-id>/ in the bucket)")
+
+
 OOM_EXIT_CODE = 52  # SparkExitCode.OOM: Spark exits its JVM when a task runs out of memory
 
 

@@ -24,8 +24,13 @@ class LakeLayout:
     lake: str  # the lake root URI
     source_id: str
 
+    @property
+    def tables(self) -> str:
+        """The folder of every table of the source."""
+        return join(self.lake, "segment-data", "data", self.source_id)
+
     def table(self, segment_type: str) -> str:
-        return join(self.lake, "segment-data", "data", self.source_id, f"segment_type={segment_type}")
+        return join(self.tables, f"segment_type={segment_type}")
 
     @property
     def discards(self) -> str:

@@ -16,7 +16,7 @@ from .catalog import Catalog, TableChange
 from .column_types import ColumnType
 from .dedup import DEDUP_WINDOW_DAYS, DUPLICATE_COLUMNS, duplicate_rows
 from .discover import new_files, read_lines
-from .errors import InvalidSettings, classify, jvm_failure
+from .errors import InvalidSettings, classify, jvm_failure, missing_input
 from .infer import Observed, TableSchema, observe, plan_schema
 from .layout import LakeLayout
 from .parse import parse_lines
@@ -256,15 +256,44 @@ class Sync:
             self.state.finish(pending)  # crashed after advancing the state: only the cleanup was left
             pending = None
         if pending:
-            return pending
+            pending = self._without_missing_files(pending)
+            if pending.files:
+                return pending
+            self.state.finish(pending)  # none of its files is left: nothing to redo
         if not self.storage.exists(self.settings.input_uri):
-            raise InvalidSettings(f"input {self.settings.input_uri} does not exist: check --input "
-                                  f"(Segment writes segment-logs/<source-id>/ in the bucket)")
+            raise missing_input(self.settings.input_uri)
         files = new_files(self.storage, self.settings.input_uri, self.state.processed_files())
         manifest = RunManifest(result.run_id, tuple(files), result.start_time.isoformat())
         if files:
             self.state.begin(manifest)
         return manifest
+
+    def _without_missing_files(self, manifest: RunManifest) -> RunManifest:
+        """An unfinished run's files that still exist: a file removed since (by hand, or by a lifecycle rule)
+        has nothing left to land, and waiting for it would block the source for good."""
+        missing = [file for file in manifest.files if not self.storage.exists(file)]
+        if not missing:
+            return manifest
+        shown = ", ".join(relative_path(file, self.settings.input_uri) for file in missing[:3])
+        self.progress(f"discover: dropping {count(len(missing), 'file')} that unfinished run {manifest.run_id} listed "
+                      f"and no longer exist{'s' if len(missing) == 1 else ''}: {shown}{' and more' if len(missing) > 3 else ''}")
+        # with other files the redo writes other folders: what the attempt published must go first
+        self._forget_attempt(manifest.run_id)
+        kept = RunManifest(manifest.run_id, tuple(f for f in manifest.files if f not in set(missing)), manifest.start_time)
+        self.state.begin(kept)
+        return kept
+
+    def _forget_attempt(self, run_id: str) -> None:
+        """Removes what an attempt of ``run_id`` published: its files in the tables and in the duplicates' record
+        (named ``part-<run id>-``), and its landed ids, discards and rejected lines (folders of the run)."""
+        own = f"part-{run_id}-"
+        for root in (self.layout.tables, self.state.duplicates_uri):
+            for info in self.storage.list_files(root):
+                if info.uri.rsplit("/", 1)[-1].startswith(own):
+                    self.storage.delete(info.uri)
+        for folder in (self.state.landed_run_uri(run_id), self.layout.discards_of_run(run_id),
+                       self.layout.rejected_of_run(run_id)):
+            self.storage.delete(folder, recursive=True)
 
     def _ensure_database(self) -> None:
         legacy, database = self.settings.legacy_database, self.settings.database
