@@ -220,7 +220,8 @@ def test_the_landed_set_does_not_depend_on_how_files_are_split_into_runs(spark, 
 ])
 def test_route_names_tables_and_partitions_by_received_at_in_utc(spark, option, expected):
     line = '{"type":"track","event":"Order Completed","messageId":"m","receivedAt":"2024-01-03T00:59:00+01:00"}'
-    row = parse_lines(spark.createDataFrame([(line, "f")], "value string, file string"), "ios_", option, 1).first()
+    lines = spark.createDataFrame([(line, "f", None)], "value string, file string, unreadable string")
+    row = parse_lines(lines, "ios_", option, 1).first()
     assert row["table"] == "ios_track_order_completed"
     assert row["partition"] == expected
     assert [part.split("=")[0] for part in expected.split("/")] == partition_keys(option)

@@ -17,7 +17,7 @@ RECEIVED = "2024-01-01T00:00:00Z"
 def parse(spark, *lines):
     """The parser's rows for ``lines``, in order, with the fields decoded to kind-tagged text and
     ``columns``: the fields' keys in order (collect() turns a map into an unordered dict)."""
-    frame = spark.createDataFrame([(line, "f") for line in lines], "value string, file string")
+    frame = spark.createDataFrame([(line, "f", None) for line in lines], "value string, file string, unreadable string")
     rows = (parse_lines(frame, "", "day_hour", 1).orderBy("_row").withColumn("fields", F.expr(f"{DECODE}(fields)"))
             .withColumn("columns", F.map_keys("fields")).collect())
     return [row.asDict(recursive=True) for row in rows]

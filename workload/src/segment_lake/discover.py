@@ -2,16 +2,21 @@
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
-from .storage import LakeStorage
+from .jvm_code import load_class
+from .storage import FileInfo, LakeStorage
 
 
-def new_files(storage: LakeStorage, input_uri: str, processed: set[str]) -> list[str]:
+def new_files(storage: LakeStorage, input_uri: str, processed: set[str]) -> list[FileInfo]:
     """Files below ``input_uri`` (any folder structure, ``.gz`` or plain) not in ``processed``, sorted."""
-    return [f.uri for f in storage.list_files(input_uri) if f.uri not in processed]
+    return [f for f in storage.list_files(input_uri) if f.uri not in processed]
 
 
-def read_lines(spark: SparkSession, files: list[str]) -> DataFrame:
-    """(value, file): one row per line; gzip files are decompressed by their ``.gz`` extension."""
-    return spark.read.text(files).select("value", F.input_file_name().alias("file"))
+def read_lines(spark: SparkSession, files: list[str], sizes: list[int]) -> DataFrame:
+    """(value, file, unreadable): one row per line, gzip files decompressed by their ``.gz`` extension, in
+    tasks of about equal bytes (``sizes``). A file that breaks off (truncated or corrupt, or removed since it
+    was listed) gives its lines up to the fault and one row with a null value and ``unreadable`` saying
+    where and why (``jvm/ReadFiles.java``)."""
+    load_class(spark, "ReadFiles")
+    stage = spark.sparkContext._jvm.segmentlake.ReadFiles.stage
+    return DataFrame(stage(spark._jsparkSession, list(files), [int(size) for size in sizes]), spark)

@@ -37,7 +37,8 @@ def register_codec(spark: SparkSession) -> None:
 
 
 def parse_lines(lines: DataFrame, table_prefix: str, date_partition: str, tasks: int) -> DataFrame:
-    """``lines`` (value, file) -> one row per non-blank line, in ``tasks`` partitions grouped by table
+    """``lines`` (value, file, unreadable; see discover.read_lines) -> one row per non-blank line (and one per
+    file's unreadable rest, rejected with its reason), in ``tasks`` partitions grouped by table
     and date partition: ``_row`` (unique, in line order within a file), file, reason and raw (for
     rejected lines), table, partition (``day=2024-01-02/hr=03``), the event's own messageId and
     receivedAt as ``_message_id`` and ``_received_at`` (the flattened ``message_id`` and
@@ -45,5 +46,5 @@ def parse_lines(lines: DataFrame, table_prefix: str, date_partition: str, tasks:
     spark = lines.sparkSession
     register_codec(spark)
     stage = spark.sparkContext._jvm.segmentlake.ParseLines.stage
-    return DataFrame(stage(spark._jsparkSession, lines.select("value", "file")._jdf, table_prefix,
+    return DataFrame(stage(spark._jsparkSession, lines.select("value", "file", "unreadable")._jdf, table_prefix,
                            json.dumps(DATE_PARTITIONS[date_partition]), tasks), spark)

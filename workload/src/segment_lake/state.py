@@ -24,17 +24,21 @@ def new_run_id(now: datetime) -> str:
 
 @dataclass(frozen=True)
 class RunManifest:
+    """A run's id, input files with their sizes in bytes (empty in manifests of earlier versions), and start."""
+
     run_id: str
     files: tuple[str, ...]
     start_time: str
+    sizes: tuple[int, ...] = ()
 
     def to_json(self) -> str:
-        return json.dumps({"run_id": self.run_id, "files": list(self.files), "start_time": self.start_time})
+        return json.dumps({"run_id": self.run_id, "files": list(self.files), "start_time": self.start_time,
+                           "sizes": list(self.sizes)})
 
     @staticmethod
     def from_json(text: str) -> RunManifest:
         data = json.loads(text)
-        return RunManifest(data["run_id"], tuple(data["files"]), data["start_time"])
+        return RunManifest(data["run_id"], tuple(data["files"]), data["start_time"], tuple(data.get("sizes", ())))
 
 
 class SourceState:

@@ -52,6 +52,7 @@ def write_text_without_spark(uri: str, text: str) -> None:
 @dataclass(frozen=True)
 class FileInfo:
     uri: str
+    size: int
 
 
 class LakeStorage:
@@ -80,8 +81,17 @@ class LakeStorage:
             status = iterator.next()
             path = status.getPath()
             if not any(is_hidden(part) for part in path.toUri().getPath().split("/")[-1:]):
-                found.append(FileInfo(path.toString()))
+                found.append(FileInfo(path.toString(), status.getLen()))
         return sorted(found, key=lambda f: f.uri)
+
+    def size(self, uri: str) -> int | None:
+        """The file's size in bytes, or None when it does not exist."""
+        try:
+            return self._fs(uri).getFileStatus(self._path(uri)).getLen()
+        except Exception as error:  # py4j wraps FileNotFoundException
+            if "FileNotFoundException" in str(error):
+                return None
+            raise
 
     def read_text(self, uri: str) -> str:
         stream = self._fs(uri).open(self._path(uri))

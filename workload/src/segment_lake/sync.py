@@ -175,7 +175,8 @@ class Sync:
         """Parses the run's files once into the shuffle files every later stage reads; counts the lines
         and keeps the rejected ones."""
         with self.progress.stage("parse", f"reading {count(len(manifest.files), 'file')}") as done:
-            rows = parse_lines(read_lines(self.spark, list(manifest.files)), self.settings.table_name_prefix,
+            rows = parse_lines(read_lines(self.spark, list(manifest.files), list(manifest.sizes)),
+                               self.settings.table_name_prefix,
                                self.settings.date_partition, int(self.spark.conf.get("spark.sql.shuffle.partitions")))
             counted = rows.groupBy(F.col("reason").isNotNull().alias("rejected")).agg(
                 F.count(F.lit(1)).alias("count"), F.min("_received_at").alias("first"),
@@ -263,23 +264,27 @@ class Sync:
         if not self.storage.exists(self.settings.input_uri):
             raise missing_input(self.settings.input_uri)
         files = new_files(self.storage, self.settings.input_uri, self.state.processed_files())
-        manifest = RunManifest(result.run_id, tuple(files), result.start_time.isoformat())
+        manifest = RunManifest(result.run_id, tuple(f.uri for f in files), result.start_time.isoformat(),
+                               tuple(f.size for f in files))
         if files:
             self.state.begin(manifest)
         return manifest
 
     def _without_missing_files(self, manifest: RunManifest) -> RunManifest:
-        """An unfinished run's files that still exist: a file removed since (by hand, or by a lifecycle rule)
-        has nothing left to land, and waiting for it would block the source for good."""
-        missing = [file for file in manifest.files if not self.storage.exists(file)]
+        """An unfinished run's files that still exist, with their sizes: a file removed since (by hand, or by a
+        lifecycle rule) has nothing left to land, and waiting for it would block the source for good."""
+        sizes = {file: self.storage.size(file) for file in manifest.files}
+        missing = [file for file, size in sizes.items() if size is None]
         if not missing:
-            return manifest
+            return RunManifest(manifest.run_id, manifest.files, manifest.start_time,
+                               tuple(sizes[file] for file in manifest.files))
         shown = ", ".join(relative_path(file, self.settings.input_uri) for file in missing[:3])
         self.progress(f"discover: dropping {count(len(missing), 'file')} that unfinished run {manifest.run_id} listed "
                       f"and no longer exist{'s' if len(missing) == 1 else ''}: {shown}{' and more' if len(missing) > 3 else ''}")
         # with other files the redo writes other folders: what the attempt published must go first
         self._forget_attempt(manifest.run_id)
-        kept = RunManifest(manifest.run_id, tuple(f for f in manifest.files if f not in set(missing)), manifest.start_time)
+        kept_files = tuple(f for f in manifest.files if sizes[f] is not None)
+        kept = RunManifest(manifest.run_id, kept_files, manifest.start_time, tuple(sizes[f] for f in kept_files))
         self.state.begin(kept)
         return kept
 

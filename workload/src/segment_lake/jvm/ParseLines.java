@@ -91,6 +91,14 @@ public class ParseLines implements FlatMapFunction {
             }
 
             InternalRow row(InternalRow line) {
+                if (line.isNullAt(0)) {  // the unreadable rest of a file (ReadFiles): rejected with its reason
+                    Object[] values = new Object[SCHEMA.size()];
+                    values[0] = Long.valueOf(base + index++);
+                    values[1] = line.getUTF8String(1).clone();
+                    values[2] = line.getUTF8String(2).clone();
+                    values[10] = Integer.valueOf(0);
+                    return new GenericInternalRow(values);
+                }
                 String value = line.getUTF8String(0).toString();
                 if (isBlank(value)) return null;
                 Object[] values = new Object[SCHEMA.size()];
