@@ -15,7 +15,7 @@ def run(*args, cwd=None):
     return subprocess.run([CLI, *args], capture_output=True, text=True, cwd=cwd, timeout=600)
 
 
-@pytest.mark.parametrize("command", [[], ["sync"], ["generate"], ["sql"]])
+@pytest.mark.parametrize("command", [[], ["sync"], ["generate"], ["sql"], ["state"]])
 def test_every_subcommand_has_help(command):
     result = run(*command, "--help")
     assert result.returncode == 0

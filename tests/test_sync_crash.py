@@ -137,3 +137,37 @@ def test_a_redo_drops_files_removed_since_and_never_blocks_the_source(removed, s
     tables = {t.table_name for run in runs for t in run.tables}
     events = [(row["message_id"], row["received_at"]) for table in tables for row in lake.rows(table)]
     assert len(events) == len(set(events)) == sum(run.row_count for run in runs)
+
+
+def test_state_show_and_reset_drop_an_unfinished_run_without_doubling_anything(spark, tmp_path, monkeypatch, capsys):
+    from segment_lake import cli
+
+    lake = Lake(spark, make_catalog("local", spark, None), "local", f"file://{tmp_path}/lake",
+                f"file://{tmp_path}/input/segment-logs/src1", "src1", "state_reset")
+    write_run1(tmp_path / "input", "src1")
+    with monkeypatch.context() as patched:
+        crash_after_data_written(patched)  # the attempt's files are in the tables
+        with pytest.raises(Crash):
+            lake.sync()
+    state = SourceState(lake.storage, lake.layout.state)
+    run_id = state.pending().run_id
+    assert lake.data_files("track_order_completed")
+
+    assert cli.main(["state", "show", "--source-id", "src1", "--lake", f"{tmp_path}/lake"]) == 0
+    shown = capsys.readouterr().out
+    assert f"src1: unfinished run: {run_id}, started " in shown and ", 2 files (0.0 MB): the next sync redoes it" in shown
+    assert "src1: finished runs: 0" in shown
+
+    assert cli.main(["state", "reset", "--source-id", "src1", "--lake", f"{tmp_path}/lake"]) == 0
+    assert f"dropped unfinished run {run_id}" in capsys.readouterr().out
+    assert state.pending() is None and lake.data_files("track_order_completed") == []
+    assert not lake.storage.exists(state.landed_run_uri(run_id))
+
+    rerun = lake.sync()  # a new run over the same files: everything once
+    assert rerun.run_id != run_id and {k: getattr(rerun, k) for k in RUN1_COUNTS} == RUN1_COUNTS
+    ids = [r["message_id"] for r in lake.rows("track_order_completed")]
+    assert len(ids) == len(set(ids))
+    assert cli.main(["state", "reset", "--source-id", "src1", "--lake", f"{tmp_path}/lake"]) == 0
+    assert "no unfinished run: nothing to reset" in capsys.readouterr().out
+    assert cli.main(["state", "show", "--source-id", "src1", "--lake", f"{tmp_path}/nowhere"]) == 1
+    assert "no lake at" in capsys.readouterr().err

@@ -65,6 +65,15 @@ def parser() -> argparse.ArgumentParser:
     gen.add_argument("--malformed-rate", type=float, default=0.001, help="share of malformed lines (default 0.001)")
     gen.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
 
+    state = commands.add_parser("state", help="show a source's sync state, or drop its unfinished run",
+                                description="show: the finished runs, the files processed and the unfinished run (if "
+                                            "any). reset: drop the unfinished run (what its attempts published "
+                                            "first), so that the next sync starts afresh over every unprocessed file.")
+    state.add_argument("action", choices=["show", "reset"])
+    state.add_argument("--source-id", required=True, help="Segment source id")
+    state.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
+    state.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
+
     sql = commands.add_parser("sql", help="run a Spark SQL query against a local lake's catalog",
                               description="Run one Spark SQL statement against the embedded catalog of a local lake.")
     sql.add_argument("--lake", required=True, help="local lake root")
@@ -143,6 +152,31 @@ def run_sql(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_state(args: argparse.Namespace) -> int:
+    from .errors import InvalidSettings
+    from .layout import LakeLayout
+    from .recovery import describe, reset
+    from .session import build_session
+    from .settings import SyncSettings
+    from .state import SourceState
+    from .storage import LakeStorage
+
+    settings = SyncSettings(source_id=args.source_id, input_uri=args.lake, lake_uri=args.lake)
+    local_lake = _local_path(settings.lake_uri)
+    if local_lake is not None and not os.path.isdir(local_lake):
+        raise InvalidSettings(f"no lake at {args.lake!r}: pass the --lake the syncs write to")
+    spark = build_session("segment-lake state", settings.lake_uri, local_catalog=False, verbose=args.verbose)
+    storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
+    state = SourceState(storage, layout.state)
+    if args.action == "reset":
+        dropped = reset(storage, layout, state)
+        print(f"dropped unfinished run {dropped}: the next sync starts a new run over every unprocessed file"
+              if dropped else "no unfinished run: nothing to reset")
+    for line in describe(state):
+        print(f"{settings.source_id}: {line}")
+    return 0
+
+
 def _local_path(uri: str) -> str | None:
     from urllib.parse import urlparse
 
@@ -152,7 +186,7 @@ def _local_path(uri: str) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        return {"sync": run_sync, "generate": run_generate, "sql": run_sql}[args.command](args)
+        return {"sync": run_sync, "generate": run_generate, "sql": run_sql, "state": run_state}[args.command](args)
     except Exception as error:  # one line naming what failed; the report has the rest
         code, message = classify(error)
         print(f"segment-lake: error ({code}): {message}", file=sys.stderr)

@@ -65,6 +65,11 @@ class SourceState:
             done.update(json.loads(self.storage.read_text(info.uri))["files"])
         return done
 
+    def finished_runs(self) -> list[str]:
+        """The ids of the finished runs, oldest first."""
+        names = [info.uri.rsplit("/", 1)[-1] for info in self.storage.list_files(self.processed_uri)]
+        return sorted(name[len("run_id="):-len(".json")] for name in names if name.startswith("run_id="))
+
     def is_finished(self, run_id: str) -> bool:
         return self.storage.exists(self._processed_file(run_id))
 

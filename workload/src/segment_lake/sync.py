@@ -21,6 +21,7 @@ from .infer import Observed, TableSchema, observe, plan_schema
 from .layout import LakeLayout
 from .parse import parse_lines
 from .progress import HEARTBEAT_SECONDS, Progress, Sink, count, spark_tasks, stderr_sink
+from .recovery import forget_attempt
 from .report import RunResult, TableResult, render
 from .route import partition_keys, partition_values
 from .session import jvm_exit_code
@@ -282,23 +283,11 @@ class Sync:
         self.progress(f"discover: dropping {count(len(missing), 'file')} that unfinished run {manifest.run_id} listed "
                       f"and no longer exist{'s' if len(missing) == 1 else ''}: {shown}{' and more' if len(missing) > 3 else ''}")
         # with other files the redo writes other folders: what the attempt published must go first
-        self._forget_attempt(manifest.run_id)
+        forget_attempt(self.storage, self.layout, self.state, manifest.run_id)
         kept_files = tuple(f for f in manifest.files if sizes[f] is not None)
         kept = RunManifest(manifest.run_id, kept_files, manifest.start_time, tuple(sizes[f] for f in kept_files))
         self.state.begin(kept)
         return kept
-
-    def _forget_attempt(self, run_id: str) -> None:
-        """Removes what an attempt of ``run_id`` published: its files in the tables and in the duplicates' record
-        (named ``part-<run id>-``), and its landed ids, discards and rejected lines (folders of the run)."""
-        own = f"part-{run_id}-"
-        for root in (self.layout.tables, self.state.duplicates_uri):
-            for info in self.storage.list_files(root):
-                if info.uri.rsplit("/", 1)[-1].startswith(own):
-                    self.storage.delete(info.uri)
-        for folder in (self.state.landed_run_uri(run_id), self.layout.discards_of_run(run_id),
-                       self.layout.rejected_of_run(run_id)):
-            self.storage.delete(folder, recursive=True)
 
     def _ensure_database(self) -> None:
         legacy, database = self.settings.legacy_database, self.settings.database

@@ -1,0 +1,48 @@
+"""What a source's sync state is, and the way out of every state a sync can leave behind
+(``segment-lake state show|reset``)."""
+from __future__ import annotations
+
+from .layout import LakeLayout
+from .state import SourceState
+from .storage import LakeStorage
+
+
+def forget_attempt(storage: LakeStorage, layout: LakeLayout, state: SourceState, run_id: str) -> None:
+    """Removes what an attempt of ``run_id`` published: its files in the tables and in the duplicates' record
+    (named ``part-<run id>-``), and its landed ids, discards and rejected lines (folders of the run)."""
+    own = f"part-{run_id}-"
+    for root in (layout.tables, state.duplicates_uri):
+        for info in storage.list_files(root):
+            if info.uri.rsplit("/", 1)[-1].startswith(own):
+                storage.delete(info.uri)
+    for folder in (state.landed_run_uri(run_id), layout.discards_of_run(run_id), layout.rejected_of_run(run_id)):
+        storage.delete(folder, recursive=True)
+    storage.delete(layout.stage(run_id), recursive=True)
+
+
+def describe(state: SourceState) -> list[str]:
+    """The source's state in a few lines: the unfinished run (if any) and what finished runs processed."""
+    runs = state.finished_runs()
+    lines = [f"finished runs: {len(runs)}" + (f", the last {runs[-1]}" if runs else ""),
+             f"files processed: {len(state.processed_files())}"]
+    pending = state.pending()
+    if pending is None:
+        lines.append("unfinished run: none")
+    else:
+        size = sum(pending.sizes) / 1e6 if pending.sizes else None
+        lines.append(f"unfinished run: {pending.run_id}, started {pending.start_time}, {len(pending.files)} files"
+                     + (f" ({size:.1f} MB)" if size is not None else "")
+                     + ": the next sync redoes it; `segment-lake state reset` drops it instead")
+    return lines
+
+
+def reset(storage: LakeStorage, layout: LakeLayout, state: SourceState) -> str | None:
+    """Drops the unfinished run: removes what its attempts published, then its manifest, so the next sync
+    starts a new run over every file no finished run processed (this run's files included). Returns its id."""
+    pending = state.pending()
+    if pending is None:
+        return None
+    if not state.is_finished(pending.run_id):  # a finished run's data stays: only its manifest was left
+        forget_attempt(storage, layout, state, pending.run_id)
+    storage.delete(state.pending_uri)
+    return pending.run_id
