@@ -181,3 +181,25 @@ def test_verbose_shows_what_spark_says(tmp_path):
     assert quiet.stdout == verbose.stdout == "one\n1\n"
     assert quiet.stderr == ""
     assert 'Setting default log level to "WARN"' in verbose.stderr
+
+
+def test_a_second_sync_of_a_source_refuses_at_once_while_the_first_runs(tmp_path):
+    import time
+
+    write_run1(tmp_path / "input", "src1")
+    args = ["sync", "--source-id", "src1", "--input", "input/segment-logs/src1", "--lake", "lake"]
+    first = subprocess.Popen([CLI, *args], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lock = tmp_path / "lake" / "segment-data" / "state" / "src1" / "lock.json"
+    deadline = time.monotonic() + 120
+    while not lock.exists() and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert lock.exists(), "the first sync never took the lock"
+    started = time.monotonic()
+    second = run(*args, cwd=tmp_path)
+    _, first_err = first.communicate(timeout=600)
+    assert first.returncode == 0, first_err
+    assert second.returncode == 1
+    assert re.fullmatch(rf"segment-lake: error \(source_busy\): source src1 is being synced by \S+ pid {first.pid} "
+                        r"\(run \d{8}T\d{6}Z-\w{8}, since .*\): wait for it to end; .*", second.stderr.strip()), second.stderr
+    assert time.monotonic() - started < 30  # at once: it never waited for the first
+    assert not lock.exists()  # released by the first at its end

@@ -160,6 +160,7 @@ def run_state(args: argparse.Namespace) -> int:
     from .settings import SyncSettings
     from .state import SourceState
     from .storage import LakeStorage
+    from .sync import source_lock
 
     settings = SyncSettings(source_id=args.source_id, input_uri=args.lake, lake_uri=args.lake)
     local_lake = _local_path(settings.lake_uri)
@@ -169,7 +170,12 @@ def run_state(args: argparse.Namespace) -> int:
     storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
     state = SourceState(storage, layout.state)
     if args.action == "reset":
-        dropped = reset(storage, layout, state)
+        lock = source_lock(spark, layout)  # never under a running sync
+        lock.acquire()
+        try:
+            dropped = reset(storage, layout, state)
+        finally:
+            lock.release()
         print(f"dropped unfinished run {dropped}: the next sync starts a new run over every unprocessed file"
               if dropped else "no unfinished run: nothing to reset")
     for line in describe(state):

@@ -19,6 +19,7 @@ from .discover import new_files, read_lines
 from .errors import InvalidSettings, classify, jvm_failure, missing_input
 from .infer import Observed, TableSchema, observe, plan_schema
 from .layout import LakeLayout
+from .lock import SourceLock, default_holder, lock_store
 from .parse import parse_lines
 from .progress import HEARTBEAT_SECONDS, Progress, Sink, count, spark_tasks, stderr_sink
 from .recovery import forget_attempt
@@ -82,7 +83,8 @@ class Sync:
     """Runs one sync; every stage reports its outcome and time to ``progress``."""
 
     def __init__(self, spark: SparkSession, settings: SyncSettings, catalog: Catalog,
-                 progress: Sink = stderr_sink, heartbeat_seconds: float = HEARTBEAT_SECONDS) -> None:
+                 progress: Sink = stderr_sink, heartbeat_seconds: float = HEARTBEAT_SECONDS,
+                 lock: SourceLock | None = None) -> None:
         self.spark = spark
         self.settings = settings
         self.catalog = catalog
@@ -93,15 +95,29 @@ class Sync:
         self.state = SourceState(self.storage, self.layout.state)
         self.keys = partition_keys(settings.date_partition)
         self.driver_memory = spark.conf.get("spark.driver.memory", None)  # named if the JVM runs out
+        self.lock = lock or source_lock(spark, self.layout)
 
     # -- the run -----------------------------------------------------------------------------------
 
     def run(self) -> RunResult:
-        """Sync; always writes a report, and re-raises a failure after reporting it."""
+        """Sync; always writes a report, and re-raises a failure after reporting it. Refuses at once, with no
+        report, while another run holds the source's lock."""
         now = datetime.now(UTC)
         result = RunResult(self.settings.source_id, new_run_id(now), self.settings.database, now,
                            workspace_id=self.settings.workspace_id, emr_cluster_id=_emr_cluster_id(),
                            s3_bucket=_bucket(self.lake))
+        self.lock.run_id = result.run_id
+        taken_over = self.lock.acquire(now)
+        if taken_over:
+            self.progress(f"lock: took over the expired lock of {taken_over}")
+        keeping = self.lock.keep_alive()
+        try:
+            return self._run_locked(result)
+        finally:
+            keeping.set()
+            self.lock.release()
+
+    def _run_locked(self, result: RunResult) -> RunResult:
         try:
             with ThreadPoolExecutor(1, thread_name_prefix="segment-lake-catalog") as self._background:
                 try:
@@ -128,6 +144,7 @@ class Sync:
             done(f"redoing unfinished run {manifest.run_id} over {count(len(manifest.files), 'file')}" if redo
                  else f"{count(len(manifest.files), 'new file')}" if manifest.files else "no new files; nothing to do")
         result.run_id, result.start_time = manifest.run_id, datetime.fromisoformat(manifest.start_time)
+        self.lock.run_id = manifest.run_id
         if not manifest.files:
             return
         # the catalog's first call starts the embedded metastore, for seconds: let it start while Spark parses
@@ -165,6 +182,7 @@ class Sync:
                 self.catalog.register(self.settings.database, records)
             done(f"{count(len(inferred.schemas) + len(records), 'table')} up to date")
         with self.progress.stage("state") as done:
+            self.lock.check()
             self.state.prune_duplicates(result.start_time - timedelta(days=DEDUP_WINDOW_DAYS))
             self.state.finish(manifest)
             done(f"{count(len(manifest.files), 'file')} processed by run {manifest.run_id}")
@@ -236,6 +254,7 @@ class Sync:
             if deduped.duplicate_count:
                 files += write.write_duplicates(deduped.duplicates.drop("_row"), deduped.duplicate_count, stage,
                                                 self.storage)
+            self.lock.check()  # the files go live next
             targets = {write.DISCARDS: self.layout.discards_of_run(run_id),
                        write.LANDED: self.state.landed_run_uri(run_id), write.DUPLICATES: self.state.duplicates_uri}
             write.publish(self.storage, files,
@@ -342,6 +361,13 @@ class Sync:
             self.progress(f"report: could not write the report: {error}")
             return
         self.progress(f"report: {relative_path(self.layout.report(result.run_id, result.start_time), self.lake)}")
+
+
+def source_lock(spark: SparkSession, layout: LakeLayout) -> SourceLock:
+    """The source's lock, next to its state; on S3 through the endpoint Spark's s3a uses, if one is set."""
+    endpoint = spark.sparkContext._jsc.hadoopConfiguration().get("fs.s3a.endpoint")
+    return SourceLock(lock_store(join(layout.state, "lock.json"), endpoint if endpoint and "://" in endpoint else None),
+                      layout.source_id, default_holder())
 
 
 def _shown(uri: str) -> str:
