@@ -135,7 +135,7 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 def run_sql(args: argparse.Namespace) -> int:
-    from .errors import InvalidSettings
+    from .errors import InvalidQuery, InvalidSettings
     from .layout import metastore_dir
     from .session import build_session
     from .settings import SyncSettings
@@ -145,7 +145,13 @@ def run_sql(args: argparse.Namespace) -> int:
         raise InvalidSettings(f"no lake at {args.lake!r} (no {os.path.relpath(metastore_dir(lake))}): pass the --lake "
                               f"a local sync wrote to")
     spark = build_session("segment-lake sql", lake, verbose=args.verbose)
-    frame = spark.sql(args.query)
+    from pyspark.errors import AnalysisException, ParseException
+
+    try:
+        frame = spark.sql(args.query)
+    except (AnalysisException, ParseException) as error:  # the query's fault, not the lake's
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise InvalidQuery(f"{first}: fix the query (`show tables in <database>` lists the tables)") from None
     print("\t".join(frame.columns))
     for row in frame.collect():
         print("\t".join("" if v is None else str(v) for v in row))

@@ -16,6 +16,12 @@ class InsufficientPermissions(SyncError):
     code = "insufficient_permissions"
 
 
+class InvalidQuery(SyncError):
+    """``segment-lake sql`` was given a statement Spark cannot run (not a sync error: no report has it)."""
+
+    code = "invalid_query"
+
+
 def missing_input(uri: str) -> InvalidSettings:
     return InvalidSettings(f"input {uri} does not exist: check --input (Segment writes segment-logs/<source-id>/ in the bucket)")
 
@@ -47,7 +53,7 @@ def _text(error: BaseException) -> str:
 
 
 _DENIED_MARKERS = ("AccessDenied", "AccessDeniedException", "403 Forbidden", "Status Code: 403", "UnauthorizedOperation",
-                   "not authorized")
+                   "not authorized", "Permission denied")
 
 
 def classify(error: BaseException) -> tuple[str, str]:
@@ -55,6 +61,9 @@ def classify(error: BaseException) -> tuple[str, str]:
     if isinstance(error, SyncError):
         return error.code, str(error)
     text = _text(error)
+    if isinstance(error, PermissionError):  # a local lake or input this user may not write or read
+        return InsufficientPermissions.code, (
+            f"permission denied: {error.filename or text}: let the user running the sync read the input and write the lake")
     if any(marker in text for marker in _DENIED_MARKERS):
         return InsufficientPermissions.code, (
             f"access denied: {text[:300]}; give the EMR instance role access to the bucket and the Glue catalog")
