@@ -56,11 +56,28 @@ _DENIED_MARKERS = ("AccessDenied", "AccessDeniedException", "403 Forbidden", "St
                    "not authorized", "Permission denied")
 
 
+def _denied_request(error: BaseException) -> str | None:
+    """An AWS API call refused for lack of permission (botocore's ClientError), named by action and message
+    (AWS's message names the principal, the action and the resource)."""
+    response = getattr(error, "response", None)
+    if not isinstance(response, dict):
+        return None
+    code = response.get("Error", {}).get("Code", "")
+    if code not in ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "Forbidden", "403"):
+        return None
+    action = getattr(error, "operation_name", None) or "an AWS action"
+    message = " ".join((response.get("Error", {}).get("Message") or code).split())
+    return f"access denied to {action}: {message[:400]}; give the EMR instance role this action on this resource"
+
+
 def classify(error: BaseException) -> tuple[str, str]:
     """(error_code, one-line message naming what to fix) for any failure of a sync."""
     if isinstance(error, SyncError):
         return error.code, str(error)
     text = _text(error)
+    denied = _denied_request(error)
+    if denied:
+        return InsufficientPermissions.code, denied
     if isinstance(error, PermissionError):  # a local lake or input this user may not write or read
         return InsufficientPermissions.code, (
             f"permission denied: {error.filename or text}: let the user running the sync read the input and write the lake")

@@ -29,8 +29,10 @@ class GlueCatalog:
     def __init__(self, client=None, catalog_id: str | None = None, region: str | None = None) -> None:
         if client is None:
             import boto3
+            from botocore.config import Config
 
-            client = boto3.client("glue", region_name=region,
+            # throttling and 5xx are retried with exponential backoff and jitter (up to 20 s apart)
+            client = boto3.client("glue", region_name=region, config=Config(retries={"mode": "standard", "max_attempts": 10}),
                                   endpoint_url=os.environ.get("SEGMENT_LAKE_GLUE_ENDPOINT") or None)
         self.glue = client
         self._catalog = {"CatalogId": catalog_id} if catalog_id else {}
