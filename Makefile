@@ -26,7 +26,7 @@ EMR_WHEELS := .cache/emr-wheels
 BUNDLE := constructs/segment_data_lake/app/segment-lake-app.zip
 BUNDLE_INPUTS := $(shell find workload/emr workload/src/segment_lake -type f -not -path '*__pycache__*' 2>/dev/null)
 
-.PHONY: setup bundle dist synth validate scan demo sync-demo test bench clean
+.PHONY: setup bundle dist synth validate scan demo sync-demo test soak bench clean
 
 setup: $(STAMP) $(JARS) $(BUNDLE)
 
@@ -93,6 +93,12 @@ test: setup
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 	$(MAKE) --no-print-directory scan
+
+# Whole sync processes killed at seeded random moments, re-run, and compared with a lake synced without kills
+# (make test runs a two-trial sample). Quicker: make soak SOAK_ARGS="--trials 5 --events 50000".
+SOAK_ARGS ?= --trials 30 --events 300000 --seed 1
+soak: setup
+	$(PY) tests/kill_harness.py $(SOAK_ARGS)
 
 # The sync CLI against DuckDB on the same generated files, end to end (about 25 minutes on 2 cores):
 # bench/results/<date>.json and .png, and the README's table. Quicker: make bench BENCH_ARGS="--sizes 250000".

@@ -1,0 +1,124 @@
+"""Kills whole sync processes (SIGKILL to the process group: the CLI's Python and Spark's JVM) at seeded random
+moments, re-runs until a sync finishes, and checks the lake against one synced without kills: every accepted
+event exactly once, nothing pending, every file processed.
+
+    python tests/kill_harness.py --trials 30 --events 300000 --seed 1   (make soak)
+
+Prints the trials and the stages the kills hit.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+CLI = str(Path(sys.executable).with_name("segment-lake"))
+SOURCE = "src0001"
+
+
+def _sync(input_dir: Path, lake: Path, env: dict) -> subprocess.Popen:
+    return subprocess.Popen([CLI, "sync", "--source-id", SOURCE, "--input", str(input_dir), "--lake", str(lake)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+
+
+def _stage(stderr: str) -> str:
+    """The stage the run was in when it died: the last one its progress lines named."""
+    stages = [line.split("] ", 1)[1].split(":", 1)[0] for line in stderr.splitlines() if "segment-lake: [" in line]
+    return stages[-1] if stages else "start-up"
+
+
+def _until_finished(input_dir: Path, lake: Path, env: dict) -> dict:
+    """Syncs until one finishes; a killed run's lock is waited out (it expires in seconds here)."""
+    for _ in range(60):
+        done = subprocess.run([CLI, "sync", "--source-id", SOURCE, "--input", str(input_dir), "--lake", str(lake)],
+                              capture_output=True, text=True, env=env)
+        if done.returncode == 0:
+            return json.loads(next(p for p in sorted((lake / "segment-data" / "reports").rglob("report.json"),
+                                                      key=os.path.getmtime)[-1:]).read_text().splitlines()[0])
+        if "(source_busy)" not in done.stderr:
+            raise AssertionError(f"a re-run failed: {done.stderr[-2000:]}")
+        time.sleep(1)
+    raise AssertionError("the source stayed locked")
+
+
+def lake_events(spark, lake: Path) -> Counter:
+    """(table, message_id, received_at) of every row in the lake's table files, counted."""
+    from pyspark.sql import functions as F
+
+    found: Counter = Counter()
+    data = lake / "segment-data" / "data" / SOURCE
+    for table in sorted(data.glob("segment_type=*")):
+        rows = (spark.read.parquet(str(table)).groupBy("message_id", F.col("received_at").cast("string").alias("at"))
+                .count().collect())
+        found.update({(table.name, row["message_id"], row["at"]): row["count"] for row in rows})
+    return found
+
+
+def run_trials(spark, work: Path, trials: int, events: int, seed: int, lock_seconds: int = 3) -> dict:
+    input_root = work / "input"
+    subprocess.run([CLI, "generate", "--output", str(input_root), "--events", str(events), "--seed", str(seed)],
+                   check=True, capture_output=True)
+    input_dir = input_root / "segment-logs" / SOURCE
+    env = dict(os.environ, SEGMENT_LAKE_LOCK_SECONDS=str(lock_seconds))
+    started = time.monotonic()
+    reference = work / "reference"
+    subprocess.run([CLI, "sync", "--source-id", SOURCE, "--input", str(input_dir), "--lake", str(reference)],
+                   check=True, capture_output=True, env=env)
+    duration = time.monotonic() - started
+    expected = lake_events(spark, reference)
+    assert expected and max(expected.values()) == 1
+    chooser = random.Random(seed)
+    stages: Counter = Counter()
+    for trial in range(trials):
+        lake = work / f"lake-{trial}"
+        kills = 1 + chooser.randrange(2)  # one or two kills before the run that finishes
+        for _ in range(kills):
+            process = _sync(input_dir, lake, env)
+            time.sleep(chooser.uniform(0.5, duration))
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            _, stderr = process.communicate()
+            stages[_stage(stderr) if process.returncode == -signal.SIGKILL else "after the end"] += 1
+            time.sleep(lock_seconds)  # the killed run's lock expires
+        _until_finished(input_dir, lake, env)
+        landed = lake_events(spark, lake)
+        assert landed == expected, (f"trial {trial}: {sum((landed - expected).values())} events too many, "
+                                    f"{sum((expected - landed).values())} missing")
+        state = lake / "segment-data" / "state" / SOURCE
+        assert not (state / "pending.json").exists() and not (state / "lock.json").exists()
+        processed = set()
+        for file in (state / "processed").glob("*.json"):
+            processed.update(json.loads(file.read_text())["files"])
+        assert {Path(p.split(":", 1)[1]).resolve() for p in processed} >= set(input_dir.rglob("*.gz"))
+    return {"trials": trials, "kills": sum(stages.values()), "events": sum(expected.values()),
+            "kill_points": dict(sorted(stages.items()))}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=30)
+    parser.add_argument("--events", type=int, default=300_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--work", type=Path, default=Path(".cache/soak"))
+    args = parser.parse_args()
+    import shutil
+
+    shutil.rmtree(args.work, ignore_errors=True)
+    args.work.mkdir(parents=True)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workload" / "src"))
+    from segment_lake.session import build_session
+
+    summary = run_trials(build_session("kill harness"), args.work, args.trials, args.events, args.seed)
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
