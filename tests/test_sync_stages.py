@@ -289,7 +289,8 @@ def test_a_denied_catalog_call_is_reported_as_insufficient_permissions(spark, tm
     [report] = (tmp_path / "lake" / "segment-data" / "reports").rglob("report.json")
     source = json.loads(report.read_text().splitlines()[0])
     assert source["status"] == "failed" and source["error_code"] == "insufficient_permissions"
-    assert "give the EMR instance role access to the bucket and the Glue catalog" in source["error"]
+    assert source["error"] == ("access denied to GetDatabase: User is not authorized to perform: glue:GetDatabase; "
+                               "give the EMR instance role this action on this resource")
     assert source["read_count"] == 19  # what the run had counted before it failed
 
 
