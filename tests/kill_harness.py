@@ -1,6 +1,7 @@
 """Kills whole sync processes (SIGKILL to the process group: the CLI's Python and Spark's JVM) at seeded random
 moments, re-runs until a sync finishes, and checks the lake against one synced without kills: every accepted
-event exactly once, nothing pending, every file processed.
+event exactly once, nothing pending, every file processed, the reports balanced (lake_checks.py; the catalog is
+checked by crash_points.py, in-process).
 
     python tests/kill_harness.py --trials 30 --events 300000 --seed 1   (make soak)
 
@@ -18,6 +19,8 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+from lake_checks import check_lake
 
 CLI = str(Path(sys.executable).with_name("segment-lake"))
 SOURCE = "src0001"
@@ -48,19 +51,6 @@ def _until_finished(input_dir: Path, lake: Path, env: dict) -> dict:
     raise AssertionError("the source stayed locked")
 
 
-def lake_events(spark, lake: Path) -> Counter:
-    """(table, message_id, received_at) of every row in the lake's table files, counted."""
-    from pyspark.sql import functions as F
-
-    found: Counter = Counter()
-    data = lake / "segment-data" / "data" / SOURCE
-    for table in sorted(data.glob("segment_type=*")):
-        rows = (spark.read.parquet(str(table)).groupBy("message_id", F.col("received_at").cast("string").alias("at"))
-                .count().collect())
-        found.update({(table.name, row["message_id"], row["at"]): row["count"] for row in rows})
-    return found
-
-
 def run_trials(spark, work: Path, trials: int, events: int, seed: int, lock_seconds: int = 3) -> dict:
     input_root = work / "input"
     subprocess.run([CLI, "generate", "--output", str(input_root), "--events", str(events), "--seed", str(seed)],
@@ -72,8 +62,7 @@ def run_trials(spark, work: Path, trials: int, events: int, seed: int, lock_seco
     subprocess.run([CLI, "sync", "--source-id", SOURCE, "--input", str(input_dir), "--lake", str(reference)],
                    check=True, capture_output=True, env=env)
     duration = time.monotonic() - started
-    expected = lake_events(spark, reference)
-    assert expected and max(expected.values()) == 1
+    expected = check_lake(spark, reference, SOURCE, input_dir)
     chooser = random.Random(seed)
     stages: Counter = Counter()
     for trial in range(trials):
@@ -88,15 +77,9 @@ def run_trials(spark, work: Path, trials: int, events: int, seed: int, lock_seco
             stages[_stage(stderr) if process.returncode == -signal.SIGKILL else "after the end"] += 1
             time.sleep(lock_seconds)  # the killed run's lock expires
         _until_finished(input_dir, lake, env)
-        landed = lake_events(spark, lake)
+        landed = check_lake(spark, lake, SOURCE, input_dir)
         assert landed == expected, (f"trial {trial}: {sum((landed - expected).values())} events too many, "
                                     f"{sum((expected - landed).values())} missing")
-        state = lake / "segment-data" / "state" / SOURCE
-        assert not (state / "pending.json").exists() and not (state / "lock.json").exists()
-        processed = set()
-        for file in (state / "processed").glob("*.json"):
-            processed.update(json.loads(file.read_text())["files"])
-        assert {Path(p.split(":", 1)[1]).resolve() for p in processed} >= set(input_dir.rglob("*.gz"))
     return {"trials": trials, "kills": sum(stages.values()), "events": sum(expected.values()),
             "kill_points": dict(sorted(stages.items()))}
 

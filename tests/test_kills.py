@@ -1,9 +1,21 @@
-"""A seeded sample of the kill harness (make soak runs the long one): whole sync processes killed at random
-moments, re-run, and the lake equal to one synced without kills."""
+"""Seeded samples of the crash harnesses (make soak runs the long ones): whole sync processes killed at random
+moments, and deaths at each kind of write of storage and catalog; after a re-run the lake equals one synced
+without a crash."""
+import crash_points
 from kill_harness import run_trials
+
+from segment_lake.catalog.glue import GlueCatalog
 
 
 def test_syncs_killed_at_random_moments_land_every_event_exactly_once(spark, tmp_path):
     summary = run_trials(spark, tmp_path, trials=2, events=20_000, seed=7)
     print(summary)
     assert summary["trials"] == 2 and summary["kills"] >= 2 and summary["events"] > 15_000
+
+
+def test_a_death_at_each_kind_of_write_then_a_rerun_lands_every_event_exactly_once(spark, glue_client, tmp_path):
+    summary = crash_points.run_trials(spark, tmp_path, trials=8, events=1500, seed=3,
+                                      catalogs={"glue": lambda spark, database: GlueCatalog(glue_client)})
+    print(summary)
+    assert summary["trials"] == 8 and summary["crash_points"] == 8 and summary["writes_per_sync"] > 10
+    assert {point.split(" ", 1)[0] for point in summary["covered"]} == {"before", "after", "half"}

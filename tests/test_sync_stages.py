@@ -18,13 +18,14 @@ EVENTS_SCHEMA = ("table string, day string, _message_id string, _received_at tim
                  "discards array<struct<column:string,value:string,reason:string>>")
 
 
-def _write(spark, tmp_path, rows, columns, max_records_per_file=100):
+def _write(spark, tmp_path, rows, columns, max_records_per_file=100, max_columns=5000):
     """write_tables on ``rows`` (EVENTS_SCHEMA) in two tasks; returns the files written and their rows (as dicts)."""
     register_codec(spark)
     frame = (spark.createDataFrame(rows, EVENTS_SCHEMA).repartition(2)
              .select("table", F.concat(F.lit("day="), "day").alias("partition"), "_message_id", "_received_at",
                      F.expr(f"{ENCODE}(fields)").alias("fields"), "discards"))
-    written = write_tables(frame, columns, ["day"], f"file://{tmp_path}/stage", max_records_per_file)
+    written = write_tables(frame, columns, ["day"], f"file://{tmp_path}/stage", max_records_per_file,
+                           max_columns)
     read = {kind: [r.asDict() for f in written if f.kind == kind for r in spark.read.parquet(f.uri).collect()]
             for kind in (DATA, DISCARDS, LANDED)}
     return written, read
@@ -69,6 +70,18 @@ def test_the_writer_discards_what_does_not_fit_and_splits_tables_and_partitions(
                               + [("a", "k", "m5", "1", "parse reason"),
                                  ("a", "x", "m5", "x", "cannot be stored in a bigint column without loss")])
     assert sorted((r["message_id"], r["received_at"]) for r in read[LANDED]) == [(f"m{i}", t) for i in range(7)]
+
+
+def test_a_table_at_its_column_limit_discards_the_values_of_columns_it_could_not_take(spark, tmp_path):
+    t = datetime(2024, 1, 2, 3)
+    rows = [("a", "2024-01-02", "m1", t, {"x": "i1", "extra": "sv", "more": "i2"}, [])]
+    _, read = _write(spark, tmp_path, rows, {"a": [("x", "bigint")]}, max_columns=1)
+    assert read[DATA] == [{"x": 1}]
+    assert sorted((d["column_name"], d["value"], d["reason"]) for d in read[DISCARDS]) == [
+        ("extra", "v", "the table has its limit of 1 columns (--max-columns-per-table)"),
+        ("more", "2", "the table has its limit of 1 columns (--max-columns-per-table)")]
+    with pytest.raises(Exception, match="is not in the schema of a"):  # below the limit: a bug
+        _write(spark, tmp_path / "below", rows, {"a": [("x", "bigint")]}, max_columns=5)
 
 
 def _dictionary_columns(spark, uri):

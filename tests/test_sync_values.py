@@ -183,10 +183,15 @@ def test_plan_keeps_catalog_types_and_appends_new_columns_in_first_seen_order():
     existing = [("a", "bigint"), ("b", "string")]
     observed = [("c", {"s"}, (2, "m", 0)), ("a", {"s"}, (0, "m", 0)), ("d", {"i"}, (1, "m", 3)),
                 ("sent_at", {"s"}, (1, "m", 1)), ("e", set(), (0, "m", 5))]
-    schema = plan_schema(existing, observed)
+    schema = plan_schema(existing, observed, 5000)
     assert schema.columns == (("a", "bigint"), ("b", "string"), ("sent_at", "timestamp"), ("d", "bigint"),
                               ("c", "string"))
-    assert schema.new_columns == ("sent_at", "d", "c")
+    assert schema.new_columns == ("sent_at", "d", "c") and schema.refused == ()
+    # a table at its column limit takes the first seen, and names the others
+    limited = plan_schema(existing, observed, 3)
+    assert limited.columns == (("a", "bigint"), ("b", "string"), ("sent_at", "timestamp"))
+    assert (limited.new_columns, limited.refused) == (("sent_at",), ("d", "c"))
+    assert plan_schema(existing, observed, 1).columns == (("a", "bigint"), ("b", "string"))
 
 
 def test_received_at_in_any_rfc3339_form_routes_the_event(spark):

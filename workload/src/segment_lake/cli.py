@@ -40,6 +40,9 @@ def parser() -> argparse.ArgumentParser:
     sync.add_argument("--workspace-id", help="Segment workspace id, copied into the report")
     sync.add_argument("--max-records-per-file", type=int, default=5_000_000,
                       help="split a partition's file beyond this many rows (default 5,000,000)")
+    sync.add_argument("--max-columns-per-table", type=int, default=5_000,
+                      help="a table takes no new column beyond this many; the values of the columns it could not "
+                           "take go to segment_discards (default 5,000)")
     sync.add_argument("--driver-memory", help="Spark's heap in local mode, e.g. 4g (default: SEGMENT_LAKE_DRIVER_MEMORY, "
                                               "else 40%% of this machine's memory, at most 2g)")
     sync.add_argument("--cores", type=int, help="cores Spark uses in local mode (default: SEGMENT_LAKE_CORES, else all)")
@@ -92,7 +95,8 @@ def run_sync(args: argparse.Namespace) -> int:
     settings = SyncSettings(
         source_id=args.source_id, input_uri=args.input, lake_uri=args.lake, source_slug=args.source_slug,
         glue_database=args.glue_database, table_prefix=args.table_prefix, date_partition=args.date_partition,
-        catalog=args.catalog, max_records_per_file=args.max_records_per_file, workspace_id=args.workspace_id)
+        catalog=args.catalog, max_records_per_file=args.max_records_per_file,
+        max_columns_per_table=args.max_columns_per_table, workspace_id=args.workspace_id)
     local_input = _local_path(settings.input_uri)
     if local_input is not None and not os.path.exists(local_input):  # before Spark starts or the lake is touched
         raise missing_input(settings.input_uri)
@@ -146,6 +150,7 @@ def run_sql(args: argparse.Namespace) -> int:
                               f"a local sync wrote to")
     spark = build_session("segment-lake sql", lake, verbose=args.verbose)
     from pyspark.errors import AnalysisException, ParseException
+    from pyspark.sql import functions as F
 
     try:
         frame = spark.sql(args.query)
@@ -153,8 +158,10 @@ def run_sql(args: argparse.Namespace) -> int:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InvalidQuery(f"{first}: fix the query (`show tables in <database>` lists the tables)") from None
     print("\t".join(frame.columns))
-    for row in frame.collect():
-        print("\t".join("" if v is None else str(v) for v in row))
+    # rendered by Spark, as its own SQL shell does: a Python datetime cannot hold every year a timestamp can
+    texts = frame.toDF(*(f"c{i}" for i in range(len(frame.columns))))
+    for row in texts.select([F.col(c).cast("string") for c in texts.columns]).collect():
+        print("\t".join("" if v is None else v for v in row))
     return 0
 
 

@@ -34,26 +34,32 @@ def type_of_kinds(kinds) -> ColumnType:
 
 @dataclass(frozen=True)
 class TableSchema:
-    """Columns of one table in order, with their types; ``new_columns`` are the ones this run adds."""
+    """Columns of one table in order, with their types; ``new_columns`` are the ones this run adds, ``refused``
+    the ones it would have added beyond the table's column limit."""
 
     columns: tuple[tuple[str, str], ...]
     new_columns: tuple[str, ...]
+    refused: tuple[str, ...] = ()
 
 
-def plan_schema(existing: list[tuple[str, str]] | None, observed: list[tuple[str, set[str], tuple]]) -> TableSchema:
+def plan_schema(existing: list[tuple[str, str]] | None, observed: list[tuple[str, set[str], tuple]],
+                max_columns: int) -> TableSchema:
     """Merge the catalog's columns (``existing``, or None for a new table) with this run's
-    ``observed`` columns: (column, kinds seen, first-seen key)."""
+    ``observed`` columns: (column, kinds seen, first-seen key), up to ``max_columns`` in all (the first seen win)."""
     columns = list(existing or [])
     known = {name for name, _ in columns}
-    new = []
+    new, refused = [], []
     for column, kinds, _ in sorted(observed, key=lambda item: item[2]):
         if column in known or not kinds:  # a column only ever null this run waits for a value
+            continue
+        if len(columns) >= max_columns:
+            refused.append(column)
             continue
         inferred = ColumnType.TIMESTAMP if column in ALWAYS_TIMESTAMP else type_of_kinds(kinds)
         columns.append((column, inferred))
         known.add(column)
         new.append(column)
-    return TableSchema(tuple(columns), tuple(new))
+    return TableSchema(tuple(columns), tuple(new), tuple(refused))
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ class SyncSettings:
     date_partition: str = "day_hour"
     catalog: str = "local"
     max_records_per_file: int = 5_000_000
+    max_columns_per_table: int = 5_000
     workspace_id: str | None = None
 
     def __post_init__(self) -> None:
@@ -67,6 +68,8 @@ class SyncSettings:
             raise InvalidSettings(f"source slug {self.source_slug!r} has no letters or digits: pass --glue-database")
         if self.max_records_per_file < 1:
             raise InvalidSettings(f"max records per file {self.max_records_per_file} must be at least 1")
+        if self.max_columns_per_table < 1:
+            raise InvalidSettings(f"max columns per table {self.max_columns_per_table} must be at least 1")
 
     @property
     def database_name_source(self) -> str:

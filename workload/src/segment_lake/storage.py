@@ -3,6 +3,7 @@ paths, ``file://``, ``s3://`` on EMR and ``s3a://`` anywhere Spark runs."""
 from __future__ import annotations
 
 import os
+import uuid
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
@@ -101,8 +102,22 @@ class LakeStorage:
             stream.close()
 
     def write_text(self, uri: str, text: str) -> None:
-        """Write (or replace) a small file; on S3 one PUT, so readers see all of it or none."""
-        stream = self._fs(uri).create(self._path(uri), True)
+        """Write (or replace) a small file so that readers, and a run after a kill, see all of it or none: on S3
+        one PUT; on a local disk a file beside it, renamed over it."""
+        fs, path = self._fs(uri), self._path(uri)
+        if fs.getScheme() != "file":
+            self._write(fs, path, text)
+            return
+        raw = fs.getRawFileSystem()  # without Hadoop's .crc files, whose two renames would not be one
+        temporary = self._path_class(path.getParent(), f".{path.getName()}.{uuid.uuid4().hex}.tmp")
+        self._write(raw, temporary, text)
+        raw.delete(fs.getChecksumFile(path), False)  # an old checksum would not match the new bytes
+        if not raw.rename(temporary, path):
+            raise OSError(f"could not replace {uri}")
+
+    @staticmethod
+    def _write(fs, path, text: str) -> None:
+        stream = fs.create(path, True)
         try:
             stream.write(bytearray(text.encode("utf-8")))
         finally:

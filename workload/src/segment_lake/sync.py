@@ -39,12 +39,13 @@ DISCARD_COLUMNS = [("table_name", ColumnType.STRING), ("column_name", ColumnType
 @dataclass(frozen=True)
 class Parsed:
     """The run's lines, parsed: the events (rejected lines left out), the counts, and the span of the
-    events' receivedAt (None without events)."""
+    events' receivedAt in microseconds since the epoch (None without events; kept as numbers, because
+    receivedAt may be any year from 1 to 9999, beyond what a Python datetime can be shifted by)."""
 
     events: DataFrame
     read_count: int
     rejected_count: int
-    span: tuple[datetime, datetime] | None
+    span: tuple[int, int] | None
 
 
 @dataclass(frozen=True)
@@ -84,12 +85,12 @@ class Sync:
 
     def __init__(self, spark: SparkSession, settings: SyncSettings, catalog: Catalog,
                  progress: Sink = stderr_sink, heartbeat_seconds: float = HEARTBEAT_SECONDS,
-                 lock: SourceLock | None = None) -> None:
+                 lock: SourceLock | None = None, storage: LakeStorage | None = None) -> None:
         self.spark = spark
         self.settings = settings
         self.catalog = catalog
         self.progress = Progress(progress, spark_tasks(spark), heartbeat_seconds)
-        self.storage = LakeStorage(spark)
+        self.storage = storage or LakeStorage(spark)
         self.lake = settings.lake_uri
         self.layout = LakeLayout(self.lake, settings.source_id)
         self.state = SourceState(self.storage, self.layout.state)
@@ -132,7 +133,6 @@ class Sync:
             if died:
                 raise died from error
             raise
-        self._report(result)
         return result
 
     def _run(self, result: RunResult) -> None:
@@ -146,6 +146,7 @@ class Sync:
         result.run_id, result.start_time = manifest.run_id, datetime.fromisoformat(manifest.start_time)
         self.lock.run_id = manifest.run_id
         if not manifest.files:
+            self._report(result)
             return
         # the catalog's first call starts the embedded metastore, for seconds: let it start while Spark parses
         database_ready = self._background.submit(self._ensure_database)
@@ -181,6 +182,9 @@ class Sync:
             if records:
                 self.catalog.register(self.settings.database, records)
             done(f"{count(len(inferred.schemas) + len(records), 'table')} up to date")
+        # reported before the state advances: a crash in between redoes the run, which rewrites this same report,
+        # so the finished reports count every landed event once
+        self._report(result)
         with self.progress.stage("state") as done:
             self.lock.check()
             self.state.prune_duplicates(result.start_time - timedelta(days=DEDUP_WINDOW_DAYS))
@@ -198,8 +202,8 @@ class Sync:
                                self.settings.table_name_prefix,
                                self.settings.date_partition, int(self.spark.conf.get("spark.sql.shuffle.partitions")))
             counted = rows.groupBy(F.col("reason").isNotNull().alias("rejected")).agg(
-                F.count(F.lit(1)).alias("count"), F.min("_received_at").alias("first"),
-                F.max("_received_at").alias("last"))
+                F.count(F.lit(1)).alias("count"), F.min(F.unix_micros("_received_at")).alias("first"),
+                F.max(F.unix_micros("_received_at")).alias("last"))
             read = rejected = 0
             span = None
             for row in counted.collect():
@@ -220,9 +224,9 @@ class Sync:
             if parsed.span and self.storage.list_files(self.state.landed_uri):
                 # only ids landed within the dedup window of this run's events can match: Parquet statistics
                 # let Spark skip the rest of the ever-growing index
-                margin = timedelta(days=DEDUP_WINDOW_DAYS)
-                landed = self.spark.read.parquet(self.state.landed_uri).where(
-                    F.col("received_at").between(parsed.span[0] - margin, parsed.span[1] + margin))
+                margin = DEDUP_WINDOW_DAYS * 86_400_000_000
+                landed = self.spark.read.parquet(self.state.landed_uri).where(F.col("received_at").between(
+                    F.timestamp_micros(F.lit(parsed.span[0] - margin)), F.timestamp_micros(F.lit(parsed.span[1] + margin))))
             duplicates = duplicate_rows(parsed.events, landed, run_id).persist(StorageLevel.DISK_ONLY)
             found = duplicates.count()
             deduped = Deduped(parsed.events.join(F.broadcast(duplicates.select("_row")), "_row", "left_anti"),
@@ -238,8 +242,13 @@ class Sync:
             tables = sorted(observed.columns)
             existing = self.catalog.tables_columns(self.settings.database, tables)
             self._refuse_legacy_tables([table for table in tables if existing[table] is None])
-            schemas = {table: plan_schema(existing[table], [o for o in observed.columns[table] if o[0] not in self.keys])
-                       for table in tables}
+            limit = self.settings.max_columns_per_table
+            schemas = {table: plan_schema(existing[table], [o for o in observed.columns[table] if o[0] not in self.keys],
+                                          limit) for table in tables}
+            for table, schema in schemas.items():
+                if schema.refused:
+                    self.progress(f"infer: {table} has its limit of {limit:,} columns (--max-columns-per-table): the "
+                                  f"values of {count(len(schema.refused), 'new column')} go to {DISCARDS_TABLE}")
             done(f"{count(len(schemas), 'table')}, {count(sum(len(s.new_columns) for s in schemas.values()), 'new column')}")
         return Inferred(schemas, existing, observed)
 
@@ -250,7 +259,7 @@ class Sync:
             self.storage.delete(stage, recursive=True)  # a crashed attempt's files
             files = write.write_tables(
                 deduped.accepted, {table: list(schema.columns) for table, schema in schemas.items()}, self.keys, stage,
-                self.settings.max_records_per_file)
+                self.settings.max_records_per_file, self.settings.max_columns_per_table)
             if deduped.duplicate_count:
                 files += write.write_duplicates(deduped.duplicates.drop("_row"), deduped.duplicate_count, stage,
                                                 self.storage)

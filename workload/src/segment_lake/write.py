@@ -39,18 +39,19 @@ class WrittenFile:
 
 
 def write_tables(events: DataFrame, columns: dict[str, list[tuple[str, str]]], keys: list[str], stage_uri: str,
-                 max_records_per_file: int) -> list[WrittenFile]:
+                 max_records_per_file: int, max_columns: int) -> list[WrittenFile]:
     """Write ``events`` (table, partition, _message_id, _received_at, fields, discards) as Parquet
     below ``stage_uri``, each table with its ``columns`` (name, type) in order, one task per partition
     of ``events``. Values named like a partition key (``keys``), and values their column's type
-    cannot hold without loss, go to discards files; each task writes a landed file of its data rows."""
+    cannot hold without loss, or of a column a table at its limit of ``max_columns`` could not take, go to discards
+    files; each task writes a landed file of its data rows."""
     spark = events.sparkSession
     rows = (events.select("table", "partition", "_message_id", "_received_at", "fields", "discards")
             .sortWithinPartitions("table", "partition"))
     load_class(spark, "WriteTables")
     listing = spark.sparkContext._jvm.segmentlake.WriteTables.write(
         spark._jsparkSession, rows._jdf, json.dumps({t: [list(c) for c in cols] for t, cols in columns.items()}),
-        stage_uri, json.dumps(keys), max_records_per_file, json.dumps(PARQUET_SETTINGS))
+        stage_uri, json.dumps(keys), max_records_per_file, max_columns, json.dumps(PARQUET_SETTINGS))
     written = []
     for line in listing.splitlines():
         kind, table, partition_path, uri, count = line.split("\t")

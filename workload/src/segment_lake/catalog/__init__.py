@@ -31,6 +31,9 @@ class Catalog(Protocol):
     def tables_columns(self, database: str, tables: list[str]) -> dict[str, list[tuple[str, str]] | None]:
         """Each table's data columns (name, type) in order, or None when the table does not exist."""
 
+    def partitions(self, database: str, table: str) -> set[tuple[str, ...]]:
+        """The values of every partition the table has."""
+
     def register(self, database: str, changes: list[TableChange]) -> None:
         """Create the missing tables (EXTERNAL, Parquet), append the columns they lack and add the
         partitions they lack."""

@@ -61,6 +61,11 @@ class GlueCatalog:
                     self.add_columns(database, change.table, appended)
             self.add_partitions(database, change.table, list(change.keys), list(change.partitions), change.location)
 
+    def partitions(self, database, table):
+        pages = self.glue.get_paginator("get_partitions").paginate(DatabaseName=database, TableName=table,
+                                                                    **self._catalog)
+        return {tuple(p["Values"]) for page in pages for p in page["Partitions"]}
+
     def database_exists(self, database):
         try:
             self.glue.get_database(Name=database, **self._catalog)

@@ -3,6 +3,7 @@ written in batches by ``jvm/HiveTables.java``."""
 from __future__ import annotations
 
 import json
+from urllib.parse import unquote
 
 from pyspark.sql import SparkSession
 
@@ -35,6 +36,10 @@ class LocalCatalog:
             return {table: None for table in tables}
         found = json.loads(self._tables().columns(self.spark._jsparkSession, database, json.dumps(list(tables))))
         return {table: None if columns is None else [tuple(c) for c in columns] for table, columns in found.items()}
+
+    def partitions(self, database, table):
+        specs = self.spark.sql(f"SHOW PARTITIONS `{database.replace('`', '``')}`.`{table.replace('`', '``')}`")
+        return {tuple(unquote(part.split("=", 1)[1]) for part in row[0].split("/")) for row in specs.collect()}
 
     def register(self, database, changes: list[TableChange]):
         self._tables().register(self.spark._jsparkSession, database, json.dumps([

@@ -34,6 +34,10 @@ public class ReadFiles implements FlatMapFunction {
     public static final StructType SCHEMA = StructType.fromDDL("value string, file string, unreadable string");
     // as Spark's file sources: a task takes files up to 128 MB, each file costing 4 MB more to open
     static final long MAX_TASK_BYTES = 128L << 20, OPEN_COST = 4L << 20;
+    // A line longer than this is counted and skipped, not held: Segment's own API takes events of 32 KB at most,
+    // and one line of gigabytes must not take an executor's memory.
+    public static final int MAX_LINE_BYTES = 16 << 20;
+    static final byte[] TOO_LONG = new byte[0];
 
     final SerializableConfiguration conf;
 
@@ -111,7 +115,7 @@ public class ReadFiles implements FlatMapFunction {
         UTF8String fileName;
         Counting raw;
         InputStream in;
-        long size = -1, lines;
+        long size = -1, lines, longLine;
         final byte[] buffer = new byte[1 << 16];
         int position, limit;
         byte[] line = new byte[1 << 12];
@@ -145,6 +149,12 @@ public class ReadFiles implements FlatMapFunction {
             if (in != null) {
                 try {
                     byte[] read = readLine();
+                    if (read == TOO_LONG) {
+                        lines++;
+                        return new GenericInternalRow(new Object[] {null, fileName, UTF8String.fromString(
+                            "too long: line " + lines + " has " + longLine + " bytes, over the limit of " + MAX_LINE_BYTES
+                            + " (16 MiB); skipped, the input file keeps it")});
+                    }
                     if (read != null) {
                         lines++;
                         return new GenericInternalRow(new Object[] {UTF8String.fromBytes(read), fileName, null});
@@ -168,9 +178,11 @@ public class ReadFiles implements FlatMapFunction {
             return e.getClass().getSimpleName() + (message == null ? "" : ": " + message.split("\n")[0]);
         }
 
-        /** The next line's bytes without its end (\n, \r\n or \r), or null at the end of the file. */
+        /** The next line's bytes without its end (\n, \r\n or \r), TOO_LONG (its length in ``longLine``) for a line
+         *  over MAX_LINE_BYTES, or null at the end of the file. */
         byte[] readLine() throws IOException {
             int length = 0;
+            long skipped = 0;
             boolean any = false;
             while (true) {
                 if (position == limit) {
@@ -178,16 +190,21 @@ public class ReadFiles implements FlatMapFunction {
                     position = 0;
                     if (limit <= 0) {
                         limit = 0;
-                        return any ? Arrays.copyOf(line, length) : null;
+                        return !any ? null : skipped > 0 ? tooLong(skipped) : Arrays.copyOf(line, length);
                     }
                 }
                 any = true;
                 int start = position;
                 while (position < limit && buffer[position] != '\n' && buffer[position] != '\r') position++;
                 int chunk = position - start;
-                if (length + chunk > line.length) line = Arrays.copyOf(line, Math.max(line.length * 2, length + chunk));
-                System.arraycopy(buffer, start, line, length, chunk);
-                length += chunk;
+                if (skipped > 0 || length + chunk > MAX_LINE_BYTES) {
+                    skipped += (skipped == 0 ? length : 0) + chunk;
+                    length = 0;
+                } else if (length + chunk > line.length) line = Arrays.copyOf(line, Math.min(MAX_LINE_BYTES, Math.max(line.length * 2, length + chunk)));
+                if (skipped == 0) {
+                    System.arraycopy(buffer, start, line, length, chunk);
+                    length += chunk;
+                }
                 if (position < limit) {
                     byte end = buffer[position++];
                     if (end == '\r') {  // \r\n is one line end
@@ -198,9 +215,15 @@ public class ReadFiles implements FlatMapFunction {
                         }
                         if (position < limit && buffer[position] == '\n') position++;
                     }
-                    return Arrays.copyOf(line, length);
+                    return skipped > 0 ? tooLong(skipped) : Arrays.copyOf(line, length);
                 }
             }
+        }
+
+        byte[] tooLong(long bytes) {
+            longLine = bytes;
+            if (line.length > 1 << 20) line = new byte[1 << 12];  // the buffer a long line grew is not kept
+            return TOO_LONG;
         }
 
         void close() {

@@ -53,20 +53,22 @@ public class WriteTables implements FlatMapFunction {
     final String stage;
     final Set reserved;  // column names that are partition keys
     final long maxRecordsPerFile;
+    final int maxColumns;
 
-    WriteTables(Map columns, Map settings, String stage, Set reserved, long maxRecordsPerFile) {
+    WriteTables(Map columns, Map settings, String stage, Set reserved, long maxRecordsPerFile, int maxColumns) {
         this.columns = columns;
         this.settings = settings;
         this.stage = stage;
         this.reserved = reserved;
         this.maxRecordsPerFile = maxRecordsPerFile;
+        this.maxColumns = maxColumns;
     }
 
     /** Writes ``rows`` (sorted by table and partition within each partition) below ``stage``.
      *  ``columnsJson`` maps each table to its [name, type] pairs; ``reservedJson`` lists the partition
      *  keys; ``parquetJson`` adds Parquet settings. Returns the files written, one per line. */
     public static String write(SparkSession spark, Dataset rows, String columnsJson, String stage, String reservedJson,
-                               long maxRecordsPerFile, String parquetJson) throws java.io.IOException {
+                               long maxRecordsPerFile, int maxColumns, String parquetJson) throws java.io.IOException {
         ObjectMapper json = new ObjectMapper();
         Map columns = (Map) json.readValue(columnsJson, Map.class);
         List reservedColumns = (List) json.readValue(reservedJson, List.class);
@@ -83,7 +85,7 @@ public class WriteTables implements FlatMapFunction {
         settings.putAll((Map) json.readValue(parquetJson, Map.class));
         Set reserved = new HashSet();
         for (int i = 0; i < reservedColumns.size(); i++) reserved.add(UTF8String.fromString((String) reservedColumns.get(i)));
-        WriteTables task = new WriteTables(columns, settings, stage, reserved, maxRecordsPerFile);
+        WriteTables task = new WriteTables(columns, settings, stage, reserved, maxRecordsPerFile, maxColumns);
         // A job outside Spark SQL's own execution does not carry the session's SQL settings to its
         // tasks (the Parquet writer reads them there): pass them as local properties, as Spark SQL does.
         org.apache.spark.SparkContext context = spark.sparkContext();
@@ -227,6 +229,9 @@ public class WriteTables implements FlatMapFunction {
                 Integer position = (Integer) current.index.get(column);
                 if (reserved.contains(column)) {
                     discard(row, column, fields.original(), UTF8String.fromString("column name is a partition key of the table"));
+                } else if (position == null && current.types.length >= maxColumns) {
+                    discard(row, column, fields.original(), UTF8String.fromString(
+                        "the table has its limit of " + maxColumns + " columns (--max-columns-per-table)"));
                 } else if (position == null) {  // the schema is inferred from these rows: a bug, not data
                     throw new IllegalStateException("column " + column + " is not in the schema of " + current.name);
                 } else {

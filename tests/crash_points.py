@@ -1,0 +1,210 @@
+"""Crashes at every I/O boundary of a sync: storage and catalog wrappers that let the process "die" before or
+after its Nth write (a file written, moved or deleted; a database or table registered), and, for a move, halfway
+(the copy made and the original left, as a rename on S3 is a copy and a delete). After the death nothing more is
+written, as after a SIGKILL; then a clean re-run, and the lake must equal one synced without a crash.
+
+    python tests/crash_points.py                 (make soak: every boundary of a sync, three ways)
+
+Prints the trials and the crash points covered.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from lake_checks import check_lake
+
+SOURCE = "src0001"
+WRITES = ("write_text", "delete", "move")
+CATALOG_WRITES = ("ensure_database", "register")
+
+
+class Died(BaseException):
+    """The process died here: nothing after this point runs (BaseException, so no handler in the sync recovers)."""
+
+
+class Boundaries:
+    """Counts the writes of a run and dies at the chosen one; afterwards every write dies too."""
+
+    def __init__(self, lake: str, die_at: int | None = None, how: str = "before") -> None:
+        self.lake, self.die_at, self.how = lake, die_at, how
+        self.seen: list[str] = []
+        self.dead = False
+
+    def __call__(self, operation: str, target: str, write, half=None):
+        if self.dead:
+            raise Died(f"already dead: {operation} {target}")
+        self.seen.append(f"{operation} {_kind(target, self.lake)}")
+        if len(self.seen) != self.die_at:
+            return write()
+        self.dead = True
+        if self.how == "after":
+            write()
+        elif self.how == "half" and half:
+            half()
+        raise Died(f"{self.how} {self.seen[-1]}")
+
+
+class DyingStorage:
+    """LakeStorage whose writes pass through ``boundaries``; reads are the real storage's."""
+
+    def __init__(self, storage, boundaries: Boundaries, spark) -> None:
+        self._storage, self._boundaries, self._spark = storage, boundaries, spark
+
+    def __getattr__(self, name):
+        return getattr(self._storage, name)
+
+    def write_text(self, uri, text):
+        return self._boundaries("write_text", uri, lambda: self._storage.write_text(uri, text))
+
+    def delete(self, uri, recursive=False):
+        return self._boundaries("delete", uri, lambda: self._storage.delete(uri, recursive))
+
+    def move(self, source, target):
+        return self._boundaries("move", target, lambda: self._storage.move(source, target),
+                                half=lambda: self._copy(source, target))
+
+    def _copy(self, source, target):
+        jvm, conf = self._spark.sparkContext._jvm, self._spark.sparkContext._jsc.hadoopConfiguration()
+        src, dst = jvm.org.apache.hadoop.fs.Path(source), jvm.org.apache.hadoop.fs.Path(target)
+        jvm.org.apache.hadoop.fs.FileUtil.copy(src.getFileSystem(conf), src, dst.getFileSystem(conf), dst, False,
+                                               True, conf)
+
+
+class DyingCatalog:
+    """A catalog whose writes pass through ``boundaries``."""
+
+    def __init__(self, catalog, boundaries: Boundaries) -> None:
+        self._catalog, self._boundaries = catalog, boundaries
+
+    def __getattr__(self, name):
+        return getattr(self._catalog, name)
+
+    def ensure_database(self, database):
+        return self._boundaries("ensure_database", "catalog", lambda: self._catalog.ensure_database(database))
+
+    def register(self, database, changes):
+        return self._boundaries("register", "catalog", lambda: self._catalog.register(database, changes))
+
+
+def _kind(target: str, lake: str) -> str:
+    """What a write touches, without run ids or partitions: ``state/pending.json``, ``data``, ``catalog``."""
+    if target == "catalog":
+        return target
+    path = target[len(lake):].lstrip("/").split("/")
+    if path[0] == "segment-stage":
+        return "stage"
+    area = path[1]
+    if area == "state":
+        return f"state/{path[3].split('=')[0]}" if len(path) > 3 else "state"
+    return area
+
+
+def _batches(work: Path, events: int, seed: int) -> tuple[Path, list[Path]]:
+    generated = work / "generated"
+    cli = str(Path(sys.executable).with_name("segment-lake"))
+    subprocess.run([cli, "generate", "--output", str(generated), "--events", str(events), "--seed", str(seed),
+                    "--event-names", "6", "--files-per-hour", "2", "--duplicate-rate", "0.05",
+                    "--malformed-rate", "0.01"], check=True, capture_output=True)
+    files = sorted((generated / "segment-logs" / SOURCE).rglob("*.gz"))
+    return generated / "segment-logs" / SOURCE, files
+
+
+def _stage_input(files: list[Path], source_root: Path, input_dir: Path) -> None:
+    for file in files:
+        target = input_dir / file.relative_to(source_root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(file, target)
+
+
+def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, catalogs: dict) -> dict:
+    """Each trial: a clean sync of the first half of the files, then the second half with a death at one write
+    (every write when ``trials`` is None, else a seeded sample), then a clean re-run; the lake is checked against
+    a reference. ``catalogs``: name -> function(spark, database) making a catalog."""
+    from segment_lake.settings import SyncSettings
+    from segment_lake.storage import LakeStorage
+    from segment_lake.sync import Sync
+
+    source_root, files = _batches(work, events, seed)
+    half = len(files) // 2
+    counter = iter(range(1_000_000))
+
+    def lake_for(name: str, catalog_kind: str):
+        lake, database = work / name, f"crash_{next(counter)}_{seed}"
+        catalog = catalogs[catalog_kind](spark, database)
+        settings = SyncSettings(source_id=SOURCE, input_uri=f"file://{lake}-input", lake_uri=f"file://{lake}",
+                                glue_database=database, catalog="local" if catalog_kind == "local" else "glue")
+        _stage_input(files[:half], source_root, Path(f"{lake}-input"))
+        return lake, settings, catalog
+
+    def sync(settings, catalog, boundaries=None):
+        storage = LakeStorage(spark)
+        if boundaries:
+            storage, catalog = DyingStorage(storage, boundaries, spark), DyingCatalog(catalog, boundaries)
+        return Sync(spark, settings, catalog, progress=lambda line: None, storage=storage).run()
+
+    covered: Counter = Counter()
+    results = []
+    for catalog_kind in catalogs:
+        reference, settings, catalog = lake_for(f"reference-{catalog_kind}", catalog_kind)
+        sync(settings, catalog)
+        _stage_input(files[half:], source_root, Path(f"{reference}-input"))
+        counting = Boundaries(settings.lake_uri)
+        sync(settings, catalog, counting)
+        expected = check_lake(spark, reference, SOURCE, Path(f"{reference}-input"), catalog, settings.database)
+        points = [(n, how) for n in range(1, len(counting.seen) + 1) for how in ("before", "after", "half")
+                  if how != "half" or counting.seen[n - 1].startswith("move")]
+        if trials is not None:  # a seeded sample, one point per kind of write and way of dying first
+            random.Random(seed).shuffle(points)
+            kinds = {f"{how} {counting.seen[n - 1]}": (n, how) for n, how in reversed(points)}
+            points = (list(kinds.values()) + [p for p in points if p not in kinds.values()])[:trials]
+        for n, how in points:
+            lake, settings, catalog = lake_for(f"lake-{catalog_kind}-{n}-{how}", catalog_kind)
+            sync(settings, catalog)
+            _stage_input(files[half:], source_root, Path(f"{lake}-input"))
+            dying = Boundaries(settings.lake_uri, n, how)
+            try:
+                sync(settings, catalog, dying)
+                raise AssertionError(f"the sync outlived its death at write {n} ({how})")
+            except Died:
+                pass
+            sync(settings, catalog)
+            landed = check_lake(spark, lake, SOURCE, Path(f"{lake}-input"), catalog, settings.database)
+            assert landed == expected, (f"death {how} write {n} ({dying.seen[-1]}): "
+                                        f"{sum((landed - expected).values())} events too many, "
+                                        f"{sum((expected - landed).values())} missing")
+            covered[f"{how} {dying.seen[-1]}"] += 1
+            results.append((catalog_kind, n, how))
+            shutil.rmtree(lake, ignore_errors=True)
+    return {"trials": len(results), "writes_per_sync": len(counting.seen), "crash_points": len(covered),
+            "covered": dict(sorted(covered.items()))}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=None, help="a seeded sample of the crash points (default: all)")
+    parser.add_argument("--events", type=int, default=3000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--work", type=Path, default=Path(".cache/crash-points"))
+    args = parser.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    args.work.mkdir(parents=True)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workload" / "src"))
+    from segment_lake.catalog.local import LocalCatalog
+    from segment_lake.session import build_session
+
+    spark = build_session("crash points", f"file://{args.work.resolve()}/metastore-lake")
+    summary = run_trials(spark, args.work.resolve(), args.trials, args.events, args.seed,
+                         {"local": lambda spark, database: LocalCatalog(spark)})
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

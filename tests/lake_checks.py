@@ -1,0 +1,60 @@
+"""What must hold of a source's lake after any crash and a re-run, checked from the files (and the catalog when
+given): every accepted event once, nothing pending or locked, every input file processed, the reports balanced,
+and the catalog's tables and partitions those the files hold."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+
+def lake_events(spark, lake: Path, source: str) -> Counter:
+    """(table, message_id, received_at) of every row in the source's table files, counted."""
+    from pyspark.sql import functions as F
+
+    found: Counter = Counter()
+    for table in sorted((lake / "segment-data" / "data" / source).glob("segment_type=*")):
+        rows = (spark.read.parquet(str(table)).groupBy("message_id", F.col("received_at").cast("string").alias("at"))
+                .count().collect())
+        found.update({(table.name, row["message_id"], row["at"]): row["count"] for row in rows})
+    return found
+
+
+def _reports(lake: Path) -> list[list[dict]]:
+    return [[json.loads(line) for line in path.read_text().splitlines()]
+            for path in sorted((lake / "segment-data" / "reports").rglob("report.json"))]
+
+
+def check_lake(spark, lake: Path, source: str, input_dir: Path, catalog=None, database: str | None = None) -> Counter:
+    """Asserts the invariants; returns the events (see ``lake_events``) for comparison with a reference."""
+    events = lake_events(spark, lake, source)
+    assert events and max(events.values()) == 1, f"{sum(c - 1 for c in events.values())} events doubled"
+
+    state = lake / "segment-data" / "state" / source
+    assert not (state / "pending.json").exists(), "a run is still pending"
+    assert not (state / "lock.json").exists(), "the lock was left behind"
+    assert not list((lake / "segment-stage").rglob("*.parquet")), "staged files were left behind"
+    processed = set()
+    for file in (state / "processed").glob("*.json"):
+        processed.update(json.loads(file.read_text())["files"])
+    assert {Path(p.split(":", 1)[1]).resolve() for p in processed} == set(input_dir.resolve().rglob("*.gz"))
+
+    finished = [lines for lines in _reports(lake) if lines[0]["status"] == "finished"]
+    for source_line, *tables in finished:
+        assert source_line["read_count"] == (source_line["row_count"] + source_line["duplicate_count"]
+                                             + source_line["rejected_count"]), source_line
+        assert source_line["row_count"] == sum(t["row_count"] for t in tables), source_line
+    reported = sum(lines[0]["row_count"] for lines in finished)
+    assert reported == sum(events.values()), f"the reports count {reported} rows, the lake has {sum(events.values())}"
+
+    if catalog is not None:
+        for table_dir in sorted((lake / "segment-data" / "data" / source).glob("segment_type=*")):
+            table = table_dir.name.split("=", 1)[1]
+            on_disk = {tuple(part.split("=", 1)[1] for part in f.parent.relative_to(table_dir).parts)
+                       for f in table_dir.rglob("*.parquet")}
+            columns = catalog.tables_columns(database, [table])[table]
+            assert columns is not None, f"table {table} has files and no catalog entry"
+            file_columns = set(spark.read.parquet(str(table_dir)).columns) - {"day", "hr"}
+            assert file_columns <= {name for name, _ in columns}, f"{table}: columns missing from the catalog"
+            assert catalog.partitions(database, table) == on_disk, f"{table}: the catalog's partitions differ"
+    return events
