@@ -1,5 +1,6 @@
 """A local HTTP proxy in front of moto's server that answers chosen AWS requests with faults: throttling,
-5xx, slow responses, AccessDenied. Requests are matched by their JSON-protocol target (``AWSGlue.CreateTable``)."""
+5xx, slow responses, AccessDenied; and records every request it passes. A request is named by its JSON-protocol
+target (``AWSGlue.CreateTable``, matched exactly), or for S3 by ``S3.<method> <path>`` (matched by its beginning)."""
 from __future__ import annotations
 
 import http.client
@@ -10,20 +11,27 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlparse
 
+S3_FAULTS = {"throttle": (503, "SlowDown", "Please reduce your request rate."),
+             "5xx": (500, "InternalError", "We encountered an internal error. Please try again."),
+             "denied": (403, "AccessDenied", "Access Denied")}
 FAULTS = {
     "throttle": (400, "ThrottlingException", "Rate exceeded"),
     "5xx": (500, "InternalServiceException", "Internal service error"),
     "denied": (400, "AccessDeniedException", "User: arn:aws:sts::123456789012:assumed-role/SegmentEMRInstanceProfileRole/i-0abc "
                                              "is not authorized to perform: glue:{action} on resource: "
                                              "arn:aws:glue:us-east-1:123456789012:database/*"),
+    "notfound": (400, "EntityNotFoundException", "Entity Not Found"),
+    # Glue keeps 100,000 versions of a table; an update that archives one more is refused
+    "version_limit": (400, "ResourceNumberLimitExceededException", "Number of table versions exceeds the limit of 100000"),
 }
 
 
 @dataclass
 class FaultProxy:
     upstream: str
-    plan: dict[str, list[str]] = field(default_factory=dict)  # target -> faults to answer, in order ("slow" delays)
+    plan: dict[str, list[str]] = field(default_factory=dict)  # name prefix -> faults to answer, in order ("slow" delays)
     served: list[tuple[str, str]] = field(default_factory=list)
+    requests: list[dict] = field(default_factory=list)  # method, path, headers and body of each request passed on
 
     def start(self) -> str:
         proxy = self
@@ -35,37 +43,60 @@ class FaultProxy:
             def log_message(self, *args):
                 pass
 
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                action = self.headers.get("X-Amz-Target", "")
-                faults = proxy.plan.get(action)
-                fault = faults.pop(0) if faults else None
+            def handle_any(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
+                glue = self.headers.get("X-Amz-Target", "")
+                name = glue or f"S3.{self.command} {self.path}"
+                key = next((k for k in proxy.plan if proxy.plan[k] and (name == k or k.startswith("S3.") and name.startswith(k))),
+                           None)
+                fault = proxy.plan[key].pop(0) if key else None
+                if fault == "version_limit" and json.loads(body or b"{}").get("SkipArchive"):
+                    fault = None  # an update that archives no version is not refused
+                    proxy.served.append((key, "version_limit skipped"))
                 if fault:
-                    proxy.served.append((action, fault))
+                    proxy.served.append((key, fault))
                 if fault == "slow":
                     time.sleep(2)
                 elif fault:
-                    status, code, message = FAULTS[fault]
-                    payload = json.dumps({"__type": code, "message": message.format(action=action.split(".")[-1])}).encode()
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/x-amz-json-1.1")
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
+                    self._fault(fault, glue)
                     return
+                proxy.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
+                                       "body": body})
                 connection = http.client.HTTPConnection(target.hostname, target.port, timeout=60)
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
-                connection.request("POST", self.path, body=body, headers=headers)
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("connection",)}
+                connection.request(self.command, self.path, body=body if body or self.command != "GET" else None,
+                                   headers=headers)
                 answer = connection.getresponse()
                 data = answer.read()
                 self.send_response(answer.status)
                 for key, value in answer.getheaders():
                     if key.lower() not in ("content-length", "connection", "transfer-encoding", "server", "date"):
                         self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
+                length = answer.getheader("Content-Length") if self.command == "HEAD" else str(len(data))
+                self.send_header("Content-Length", length or "0")
                 self.end_headers()
-                self.wfile.write(data)
+                if self.command != "HEAD":
+                    self.wfile.write(data)
                 connection.close()
+
+            def _fault(self, fault, glue):
+                if glue:
+                    status, code, message = FAULTS[fault]
+                    payload = json.dumps({"__type": code, "message": message.format(action=glue.split(".")[-1])}).encode()
+                    kind = "application/x-amz-json-1.1"
+                else:
+                    status, code, message = S3_FAULTS[fault]
+                    payload = (f"<?xml version='1.0' encoding='UTF-8'?><Error><Code>{code}</Code><Message>{message}"
+                               f"</Message><RequestId>fault</RequestId></Error>").encode()
+                    kind = "application/xml"
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(payload)
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()

@@ -1,6 +1,8 @@
 """Errors a sync reports, each with the error code of Segment's sync reports."""
 from __future__ import annotations
 
+import re
+
 
 class SyncError(Exception):
     """A sync failed; ``code`` is ``insufficient_permissions``, ``invalid_settings`` or ``internal``."""
@@ -70,6 +72,25 @@ def _denied_request(error: BaseException) -> str | None:
     return f"access denied to {action}: {message[:400]}; give the EMR instance role this action on this resource"
 
 
+# s3a's words for what it was doing -> the IAM action the call needs
+_S3A_ACTIONS = (("copy", "s3:GetObject and s3:PutObject"), ("delete", "s3:DeleteObject"), ("list", "s3:ListBucket"),
+                ("put", "s3:PutObject"), ("upload", "s3:PutObject"), ("multipart", "s3:PutObject"),
+                ("", "s3:GetObject"))
+_S3A_DENIED = re.compile(r"AccessDeniedException: (?P<path>(?:s3a?://)?[^:]+): (?P<operation>.+?) on (?:s3a?://)?[^:]*: "
+                         r"(?:\S*AmazonS3Exception: )?(?P<message>[^;(]*)")
+
+
+def _denied_s3a_call(text: str) -> str | None:
+    """An s3a (or EMRFS) call refused with a 403, named by the action it needs and the object."""
+    found = _S3A_DENIED.search(text)
+    if not found:
+        return None
+    operation = found["operation"].strip()
+    action = next(action for word, action in _S3A_ACTIONS if word in operation.lower())
+    return (f"access denied to {action} ({operation}) on {found['path'].strip()}: {found['message'].strip()}; "
+            f"give the EMR instance role {action} on the lake bucket's objects")
+
+
 def classify(error: BaseException) -> tuple[str, str]:
     """(error_code, one-line message naming what to fix) for any failure of a sync."""
     if isinstance(error, SyncError):
@@ -81,6 +102,9 @@ def classify(error: BaseException) -> tuple[str, str]:
     if isinstance(error, PermissionError):  # a local lake or input this user may not write or read
         return InsufficientPermissions.code, (
             f"permission denied: {error.filename or text}: let the user running the sync read the input and write the lake")
+    denied = _denied_s3a_call(text)
+    if denied:
+        return InsufficientPermissions.code, denied
     if any(marker in text for marker in _DENIED_MARKERS):
         return InsufficientPermissions.code, (
             f"access denied: {text[:300]}; give the EMR instance role access to the bucket and the Glue catalog")
