@@ -126,3 +126,29 @@ def test_fuzzed_payloads_are_each_landed_a_duplicate_or_rejected(spark, tmp_path
     assert set(landed) | set(dropped) == expected_ids
     if result.discarded_value_count:
         assert len(lake.discards()) == result.discarded_value_count
+
+
+def test_a_source_at_its_table_limit_rejects_the_events_of_tables_it_cannot_create(spark, tmp_path):
+    from dataclasses import replace
+
+    from lake_events import write_run1, write_run2
+
+    write_run1(tmp_path / "input", "src1")
+    lake = Lake(spark, make_catalog("local", spark, None), "local", f"file://{tmp_path}/lake",
+                f"file://{tmp_path}/input/segment-logs/src1", "src1", "table_limit")
+    settings = replace(lake.settings(), max_tables_per_source=3)
+    said = []
+    first = Sync(spark, settings, lake.catalog, progress=said.append).run()
+    assert sorted(t.table_name for t in first.tables) == ["alias", "group", "identify"]  # the first three by name
+    assert any("source src1 has its limit of 3 tables (--max-tables-per-source): the events of 4 new tables are "
+               "rejected" in line for line in said)
+    refused = [r for r in lake.rejected() if "--max-tables-per-source" in r["reason"]]
+    assert sorted(r["message_id"] for r in refused) == ["m1", "m10", "m12", "m2", "m5", "m6", "m9"]
+    assert refused[0]["reason"].startswith("the source has its limit of 3 tables (--max-tables-per-source): no table ")
+    assert first.read_count == first.row_count + first.duplicate_count + first.rejected_count
+    assert lake.catalog.tables_columns("table_limit", ["page"])["page"] is None
+
+    write_run2(tmp_path / "input", "src1")
+    second = Sync(spark, settings, lake.catalog, progress=said.append).run()
+    assert sorted(t.table_name for t in second.tables) == ["identify"]
+    assert second.read_count == second.row_count + second.duplicate_count + second.rejected_count

@@ -43,6 +43,9 @@ def parser() -> argparse.ArgumentParser:
     sync.add_argument("--max-columns-per-table", type=int, default=5_000,
                       help="a table takes no new column beyond this many; the values of the columns it could not "
                            "take go to segment_discards (default 5,000)")
+    sync.add_argument("--max-tables-per-source", type=int, default=10_000,
+                      help="no new table beyond this many of the source; the events of the tables it could not "
+                           "create are rejected with the reason (default 10,000; Glue holds 200,000 per database)")
     sync.add_argument("--driver-memory", help="Spark's heap in local mode, e.g. 4g (default: SEGMENT_LAKE_DRIVER_MEMORY, "
                                               "else 40%% of this machine's memory, at most 2g)")
     sync.add_argument("--cores", type=int, help="cores Spark uses in local mode (default: SEGMENT_LAKE_CORES, else all)")
@@ -96,7 +99,8 @@ def run_sync(args: argparse.Namespace) -> int:
         source_id=args.source_id, input_uri=args.input, lake_uri=args.lake, source_slug=args.source_slug,
         glue_database=args.glue_database, table_prefix=args.table_prefix, date_partition=args.date_partition,
         catalog=args.catalog, max_records_per_file=args.max_records_per_file,
-        max_columns_per_table=args.max_columns_per_table, workspace_id=args.workspace_id)
+        max_columns_per_table=args.max_columns_per_table, max_tables_per_source=args.max_tables_per_source,
+        workspace_id=args.workspace_id)
     local_input = _local_path(settings.input_uri)
     if local_input is not None and not os.path.exists(local_input):  # before Spark starts or the lake is touched
         raise missing_input(settings.input_uri)

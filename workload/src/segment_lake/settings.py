@@ -48,6 +48,7 @@ class SyncSettings:
     catalog: str = "local"
     max_records_per_file: int = 5_000_000
     max_columns_per_table: int = 5_000
+    max_tables_per_source: int = 10_000
     workspace_id: str | None = None
 
     def __post_init__(self) -> None:
@@ -70,6 +71,8 @@ class SyncSettings:
             raise InvalidSettings(f"max records per file {self.max_records_per_file} must be at least 1")
         if self.max_columns_per_table < 1:
             raise InvalidSettings(f"max columns per table {self.max_columns_per_table} must be at least 1")
+        if self.max_tables_per_source < 1:
+            raise InvalidSettings(f"max tables per source {self.max_tables_per_source} must be at least 1")
 
     @property
     def database_name_source(self) -> str:

@@ -85,6 +85,14 @@ class LakeStorage:
                 found.append(FileInfo(path.toString(), status.getLen()))
         return sorted(found, key=lambda f: f.uri)
 
+    def list_folders(self, uri: str) -> list[str]:
+        """The names of the folders right below ``uri`` (one listing; on S3 one request per 1,000); none when it
+        does not exist."""
+        if not self.exists(uri):
+            return []
+        return sorted(status.getPath().getName() for status in self._fs(uri).listStatus(self._path(uri))
+                      if status.isDirectory())
+
     def size(self, uri: str) -> int | None:
         """The file's size in bytes, or None when it does not exist."""
         try:

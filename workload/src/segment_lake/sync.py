@@ -66,6 +66,7 @@ class Inferred:
     schemas: dict[str, TableSchema]
     existing: dict[str, list[tuple[str, str]] | None]
     observed: Observed
+    refused_tables: tuple[str, ...] = ()  # new tables beyond the source's limit: their events are rejected
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,9 @@ class Sync:
         result.duplicate_count, result.row_count = deduped.duplicate_count, deduped.row_count
         database_ready.result()
         inferred = self._infer(deduped.accepted)
+        if inferred.refused_tables:
+            deduped, refused = self._reject_tables(deduped, inferred.refused_tables, manifest.run_id)
+            result.rejected_count, result.row_count = result.rejected_count + refused, deduped.row_count
         # the catalog learns the tables while they are written (a reader sees their new partitions
         # empty for a moment, never a row twice); the run finishes only when both are done
         registered = self._background.submit(self.catalog.register, self.settings.database, [
@@ -215,6 +219,8 @@ class Sync:
             if rejected:
                 (rows.where(F.col("reason").isNotNull()).select("file", "reason", "raw").repartition(1)
                  .write.mode("overwrite").json(self.layout.rejected_of_run(manifest.run_id)))
+            else:  # a crashed attempt's records go (the infer stage may add to the folder)
+                self.storage.delete(self.layout.rejected_of_run(manifest.run_id), recursive=True)
             done(f"{count(read, 'line')}, {rejected} rejected")
         return Parsed(rows.where(F.col("reason").isNull()), read, rejected, span)
 
@@ -241,6 +247,8 @@ class Sync:
             observed = observe(accepted)
             tables = sorted(observed.columns)
             existing = self.catalog.tables_columns(self.settings.database, tables)
+            refused = self._tables_over_limit(tables, existing)
+            tables = [table for table in tables if table not in refused]
             self._refuse_legacy_tables([table for table in tables if existing[table] is None])
             limit = self.settings.max_columns_per_table
             schemas = {table: plan_schema(existing[table], [o for o in observed.columns[table] if o[0] not in self.keys],
@@ -250,7 +258,33 @@ class Sync:
                     self.progress(f"infer: {table} has its limit of {limit:,} columns (--max-columns-per-table): the "
                                   f"values of {count(len(schema.refused), 'new column')} go to {DISCARDS_TABLE}")
             done(f"{count(len(schemas), 'table')}, {count(sum(len(s.new_columns) for s in schemas.values()), 'new column')}")
-        return Inferred(schemas, existing, observed)
+        return Inferred(schemas, existing, observed, refused)
+
+    def _tables_over_limit(self, tables: list[str], existing: dict) -> tuple[str, ...]:
+        """The run's new tables beyond the source's limit (the first by name are created while there is room):
+        the tables the source has are its folders in the lake and the run's tables the catalog has."""
+        limit, prefix = self.settings.max_tables_per_source, len(self.settings.table_name_prefix)
+        have = {name.split("=", 1)[1] for name in self.storage.list_folders(self.layout.tables)
+                if name.startswith("segment_type=")} | {t[prefix:] for t in tables if existing[t] is not None}
+        new = [table for table in tables if table[prefix:] not in have]
+        refused = tuple(new[max(0, limit - len(have)):])
+        if refused:
+            self.progress(f"infer: source {self.settings.source_id} has its limit of {limit:,} tables "
+                          f"(--max-tables-per-source): the events of {count(len(refused), 'new table')} are rejected")
+        return refused
+
+    def _reject_tables(self, deduped: Deduped, tables: tuple[str, ...], run_id: str) -> tuple[Deduped, int]:
+        """Leaves the events of ``tables`` out, recorded as rejected with their file, messageId and the reason
+        (the input file keeps the event)."""
+        over = F.col("table").isin(list(tables))
+        reason = F.concat(F.lit(f"the source has its limit of {self.settings.max_tables_per_source} tables "
+                                f"(--max-tables-per-source): no table "), F.col("table"),
+                          F.lit(" was created; the input file keeps the event"))
+        records = deduped.accepted.where(over).select("file", reason.alias("reason"), F.col("_message_id").alias("message_id"))
+        refused = records.count()
+        records.repartition(1).write.mode("append").json(self.layout.rejected_of_run(run_id))
+        return Deduped(deduped.accepted.where(~over), deduped.duplicates, deduped.duplicate_count,
+                       deduped.row_count - refused), refused
 
     def _write(self, deduped: Deduped, schemas: dict[str, TableSchema], run_id: str, redo: bool) -> Written:
         """Writes every table and the discards in one job, and the duplicates' record; publishes the files."""
