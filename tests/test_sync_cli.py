@@ -229,3 +229,16 @@ def test_permission_errors_are_insufficient_permissions():
     hadoop = RuntimeError("java.io.FileNotFoundException: /data/lake/segment-data/state/x (Permission denied)")
     assert classify(hadoop)[0] == "insufficient_permissions"
     assert classify(RuntimeError("java.nio.file.AccessDeniedException: /data/lake"))[0] == "insufficient_permissions"
+
+
+def test_a_catalog_left_half_created_by_a_killed_run_does_not_block_the_source(tmp_path):
+    # what a kill while Derby creates the embedded catalog leaves: its folder without service.properties
+    write_run1(tmp_path / "input", "src1")
+    half = tmp_path / "lake" / "segment-data" / "metastore" / "metastore_db"
+    (half / "seg0").mkdir(parents=True)
+    result = run("sync", "--source-id", "src1", "--input", "input/segment-logs/src1", "--lake", "lake", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "the embedded catalog was left half-created by a killed run; moved it to " in result.stderr
+    assert (half / "service.properties").is_file()
+    tables = run("sql", "--lake", "lake", "show tables in src1", cwd=tmp_path).stdout
+    assert "src1\ttrack_order_completed\tfalse" in tables

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -122,6 +123,7 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
     if local_catalog and lake_uri and lake_uri.startswith("file:"):
         store = metastore_dir(lake_uri)
         os.makedirs(store, exist_ok=True)
+        _set_aside_half_created(os.path.join(store, "metastore_db"))
         builder = (builder.enableHiveSupport()
                    .config("spark.sql.warehouse.dir", os.path.join(store, "warehouse"))
                    .config("spark.hadoop.javax.jdo.option.ConnectionURL",
@@ -132,3 +134,15 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("SEGMENT_LAKE_LOG_LEVEL", "WARN" if verbose else "ERROR"))
     return spark
+
+
+def _set_aside_half_created(database: str) -> None:
+    """A run killed while Derby created the embedded catalog leaves a folder Derby refuses to open ever after (no
+    ``service.properties``). It never held a table (a finished run needs a created catalog), so it is moved
+    aside, and the redo registers its tables in a new one."""
+    if os.path.isdir(database) and not os.path.exists(os.path.join(database, "service.properties")):
+        aside = f"{database}.half-created-{int(time.time())}"
+        os.rename(database, aside)
+        print(f"segment-lake: the embedded catalog was left half-created by a killed run; moved it to {aside}",
+              file=sys.stderr)
+

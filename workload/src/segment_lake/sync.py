@@ -82,7 +82,8 @@ class Written:
 
 
 class Sync:
-    """Runs one sync; every stage reports its outcome and time to ``progress``."""
+    """Runs one sync; every stage reports its outcome and time to ``progress``. The catalog, lock and storage are
+    handed in or made from the settings (tests hand in ones that fail on purpose: tests/crash_points.py)."""
 
     def __init__(self, spark: SparkSession, settings: SyncSettings, catalog: Catalog,
                  progress: Sink = stderr_sink, heartbeat_seconds: float = HEARTBEAT_SECONDS,
