@@ -9,7 +9,6 @@ Prints the trials and the crash points covered.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import shutil
@@ -18,7 +17,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from lake_checks import check_lake
+from lake_checks import check_lake, harness_arguments
 
 SOURCE = "src0001"
 WRITES = ("write_text", "delete", "move")
@@ -187,15 +186,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, ca
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=None, help="a seeded sample of the crash points (default: all)")
-    parser.add_argument("--events", type=int, default=3000)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--work", type=Path, default=Path(".cache/crash-points"))
-    args = parser.parse_args()
-    shutil.rmtree(args.work, ignore_errors=True)
-    args.work.mkdir(parents=True)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workload" / "src"))
+    args = harness_arguments(__doc__, trials=None, events=3000, work=".cache/crash-points")
     from segment_lake.catalog.local import LocalCatalog
     from segment_lake.session import build_session
 

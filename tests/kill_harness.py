@@ -9,7 +9,6 @@ Prints the trials and the stages the kills hit.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -20,7 +19,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from lake_checks import check_lake
+from lake_checks import check_lake, harness_arguments
 
 CLI = str(Path(sys.executable).with_name("segment-lake"))
 SOURCE = "src0001"
@@ -37,14 +36,13 @@ def _stage(stderr: str) -> str:
     return stages[-1] if stages else "start-up"
 
 
-def _until_finished(input_dir: Path, lake: Path, env: dict) -> dict:
+def _until_finished(input_dir: Path, lake: Path, env: dict) -> None:
     """Syncs until one finishes; a killed run's lock is waited out (it expires in seconds here)."""
     for _ in range(60):
         done = subprocess.run([CLI, "sync", "--source-id", SOURCE, "--input", str(input_dir), "--lake", str(lake)],
                               capture_output=True, text=True, env=env)
         if done.returncode == 0:
-            return json.loads(next(p for p in sorted((lake / "segment-data" / "reports").rglob("report.json"),
-                                                      key=os.path.getmtime)[-1:]).read_text().splitlines()[0])
+            return
         if "(source_busy)" not in done.stderr:
             raise AssertionError(f"a re-run failed: {done.stderr[-2000:]}")
         time.sleep(1)
@@ -85,17 +83,7 @@ def run_trials(spark, work: Path, trials: int, events: int, seed: int, lock_seco
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=30)
-    parser.add_argument("--events", type=int, default=300_000)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--work", type=Path, default=Path(".cache/soak"))
-    args = parser.parse_args()
-    import shutil
-
-    shutil.rmtree(args.work, ignore_errors=True)
-    args.work.mkdir(parents=True)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workload" / "src"))
+    args = harness_arguments(__doc__, trials=30, events=300_000, work=".cache/soak")
     from segment_lake.session import build_session
 
     summary = run_trials(build_session("kill harness"), args.work, args.trials, args.events, args.seed)

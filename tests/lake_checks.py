@@ -3,9 +3,27 @@ given): every accepted event once, nothing pending or locked, every input file p
 and the catalog's tables and partitions those the files hold."""
 from __future__ import annotations
 
+import argparse
 import json
+import shutil
+import sys
 from collections import Counter
 from pathlib import Path
+
+
+def harness_arguments(doc: str, trials: int | None, events: int, work: str) -> argparse.Namespace:
+    """A harness's command line (--trials, --events, --seed, --work; None trials: all), its work folder emptied, and
+    the sync app importable from the checkout."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=trials, help=f"default {trials or 'all'}")
+    parser.add_argument("--events", type=int, default=events)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--work", type=Path, default=Path(work))
+    args = parser.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    args.work.mkdir(parents=True)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workload" / "src"))
+    return args
 
 
 def lake_events(spark, lake: Path, source: str) -> Counter:
