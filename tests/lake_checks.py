@@ -60,7 +60,8 @@ def check_lake(spark, lake: Path, source: str, input_dir: Path, catalog=None, da
     finished = [lines for lines in _reports(lake) if lines[0]["status"] == "finished"]
     for source_line, *tables in finished:
         assert source_line["read_count"] == (source_line["row_count"] + source_line["duplicate_count"]
-                                             + source_line["rejected_count"]), source_line
+                                             + source_line["rejected_count"]
+                                             + source_line.get("suppressed_count", 0)), source_line
         assert source_line["row_count"] == sum(t["row_count"] for t in tables), source_line
     reported = sum(lines[0]["row_count"] for lines in finished)
     assert reported == sum(events.values()), f"the reports count {reported} rows, the lake has {sum(events.values())}"

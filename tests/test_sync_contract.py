@@ -255,6 +255,34 @@ def test_report_a_source_line_and_one_line_per_table(synced):
     assert second["track_order_completed"]["is_new"] is False
 
 
+def test_reports_registered_in_sync_reports_one_partition_per_run(synced):
+    """Every run's report is a partition (source_id, day, run_id) of __segment_datalake.sync_reports, as Athena
+    reads it on Glue; on the embedded catalog Spark SQL answers from it."""
+    lake = synced.lake
+    runs = [synced.first.result, synced.second.result, synced.third]
+    expected = {(lake.source_id, r.start_time.strftime("%Y-%m-%d"), r.run_id): r.row_count for r in runs}
+    if lake.kind == "local":
+        rows = lake.spark.sql(
+            "select source_id, day, run_id, row_count from __segment_datalake.sync_reports "
+            f"where source_id = '{lake.source_id}' and type = 'source'").collect()
+        assert {(r[0], r[1], r[2]): r[3] for r in rows} == expected
+        return
+    glue = lake.catalog.glue
+    table = glue.get_table(DatabaseName="__segment_datalake", Name="sync_reports")["Table"]
+    assert [k["Name"] for k in table["PartitionKeys"]] == ["source_id", "day", "run_id"]
+    assert table["StorageDescriptor"]["SerdeInfo"]["SerializationLibrary"] == "org.openx.data.jsonserde.JsonSerDe"
+    partitions = glue.get_partitions(DatabaseName="__segment_datalake", TableName="sync_reports",
+                                     Expression=f"source_id = '{lake.source_id}'")["Partitions"]
+    assert {tuple(p["Values"]) for p in partitions} == set(expected)
+    for partition in partitions:  # each points at its run's report, in s3:// form on S3
+        location = partition["StorageDescriptor"]["Location"]
+        run_id = partition["Values"][2]
+        result = next(r for r in runs if r.run_id == run_id)
+        assert location == lake.layout.report(run_id, result.start_time).rsplit("/", 1)[0].replace("s3a://", "s3://")
+        source_line = lake.spark.read.json(location.replace("s3://", "s3a://")).where("type = 'source'").first()
+        assert source_line["row_count"] == expected[tuple(partition["Values"])]
+
+
 def test_exactly_once_a_run_with_nothing_new_lands_nothing(synced):
     third = synced.third
     assert (third.read_count, third.row_count, third.tables) == (0, 0, [])

@@ -256,21 +256,28 @@ def test_publish_renames_per_run_and_a_redo_replaces_a_crashed_attempt(spark, tm
 
 
 def test_glue_adds_only_missing_partitions_in_batches(glue_client):
+    from segment_lake.catalog import TableChange
     from segment_lake.catalog.glue import GlueCatalog
 
     catalog = GlueCatalog(glue_client)
     assert catalog.ensure_database("batches") is True
     assert catalog.ensure_database("batches") is False
-    catalog.create_table("batches", "t", [("a", "bigint")], ["day", "hr"], "s3a://b/segment-data/data/s/segment_type=t")
     partitions = [(f"2024-01-{d:02d}", f"{h:02d}") for d in range(1, 12) for h in range(24)]  # 264
+    change = TableChange("t", (("a", "bigint"),), ("day", "hr"), tuple(partitions),
+                         "s3a://b/segment-data/data/s/segment_type=t")
+    catalog.create_table("batches", change)
     calls = []
     original = glue_client.batch_create_partition
     glue_client.batch_create_partition = lambda **kw: calls.append(len(kw["PartitionInputList"])) or original(**kw)
     try:
-        assert catalog.add_partitions("batches", "t", ["day", "hr"], partitions, "s3a://b/x") == 264
+        assert catalog.add_partitions("batches", change) == 264
         assert calls == [100, 100, 64]
-        assert catalog.add_partitions("batches", "t", ["day", "hr"], partitions + [("2024-02-01", "00")], "s3a://b/x") == 1
+        more = TableChange("t", change.columns, change.keys, (*partitions, ("2024-02-01", "00")), change.location)
+        assert catalog.add_partitions("batches", more) == 1
         assert calls == [100, 100, 64, 1]
+        added = glue_client.get_partition(DatabaseName="batches", TableName="t", PartitionValues=["2024-02-01", "00"])
+        assert added["Partition"]["StorageDescriptor"]["Location"] == (
+            "s3://b/segment-data/data/s/segment_type=t/day=2024-02-01/hr=00")
     finally:
         glue_client.batch_create_partition = original
     table = glue_client.get_table(DatabaseName="batches", Name="t")["Table"]
@@ -326,7 +333,8 @@ def test_no_catalog_write_when_nothing_changed(spark, glue_client, tmp_path):
     watched = ("create_database", "create_table", "update_table", "batch_create_partition", "create_partition")
     originals = {name: getattr(glue_client, name) for name in watched}
     for name in watched:
-        setattr(glue_client, name, lambda *a, _name=name, **k: writes.append(_name) or originals[_name](*a, **k))
+        setattr(glue_client, name, lambda *a, _name=name, **k: writes.append((_name, k.get("TableName")))
+                or originals[_name](*a, **k))
     try:
         (day / "2.json").write_text(json.dumps(dict(line, messageId="b", traits={"age": 2})) + "\n")
         result = Sync(spark, settings, GlueCatalog(glue_client), progress=lambda line: None).run()
@@ -334,7 +342,8 @@ def test_no_catalog_write_when_nothing_changed(spark, glue_client, tmp_path):
         for name, original in originals.items():
             setattr(glue_client, name, original)
     assert result.row_count == 1
-    assert writes == []  # same columns, same partition: Glue is only read
+    # same columns, same partition: Glue is only read, but for the new run's report
+    assert writes == [("batch_create_partition", "sync_reports")]
 
 
 @pytest.mark.parametrize("slug_or_id,prefix,database,table", [

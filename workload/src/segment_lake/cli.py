@@ -71,6 +71,16 @@ def parser() -> argparse.ArgumentParser:
     gen.add_argument("--malformed-rate", type=float, default=0.001, help="share of malformed lines (default 0.001)")
     gen.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
 
+    suppress = commands.add_parser("suppress", help="list, add or remove users whose events the sync drops",
+                                   description="A source's suppressed users: the sync leaves out (and counts) the new "
+                                               "events of these user ids and anonymous ids. It does not delete what "
+                                               "the lake already has: segment-lake delete-users does.")
+    suppress.add_argument("action", choices=["list", "add", "remove"])
+    suppress.add_argument("--source-id", required=True, help="Segment source id")
+    suppress.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
+    _user_arguments(suppress)
+    suppress.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
+
     state = commands.add_parser("state", help="show a source's sync state, or drop its unfinished run",
                                 description="show: the finished runs, the files processed and the unfinished run (if "
                                             "any). reset: drop the unfinished run (what its attempts published "
@@ -80,12 +90,27 @@ def parser() -> argparse.ArgumentParser:
     state.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
     state.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
 
+    history = commands.add_parser("history", help="show recent syncs: rows, duplicates, rejections, duration",
+                                  description="Show the recent syncs of a lake from their reports, as a table, with "
+                                              "the share of syncs that finished over the last 30 days.")
+    history.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
+    history.add_argument("--source-id", help="only this source (default: every source of the lake)")
+    history.add_argument("--last", type=int, default=20, help="how many recent syncs to list (default 20)")
+    history.add_argument("--plot", metavar="FILE.png", help="also draw rows and duration per sync over time into FILE.png")
+    history.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
+
     sql = commands.add_parser("sql", help="run a Spark SQL query against a local lake's catalog",
                               description="Run one Spark SQL statement against the embedded catalog of a local lake.")
     sql.add_argument("--lake", required=True, help="local lake root")
     sql.add_argument("query", help='for example "select count(*) from web_app.identify"')
     sql.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
     return top
+
+
+def _user_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--user-id", action="append", default=[], metavar="ID", help="a userId (repeat for more)")
+    command.add_argument("--anonymous-id", action="append", default=[], metavar="ID",
+                         help="an anonymousId (repeat for more)")
 
 
 def run_sync(args: argparse.Namespace) -> int:
@@ -112,7 +137,8 @@ def run_sync(args: argparse.Namespace) -> int:
     result = sync.run()
     print(f"synced {settings.source_id}: read {result.read_count}, landed {result.row_count}, "
           f"duplicates {result.duplicate_count}, rejected {result.rejected_count}, "
-          f"discarded values {result.discarded_value_count}, tables {len(result.tables)}")
+          f"discarded values {result.discarded_value_count}, tables {len(result.tables)}"
+          + (f", suppressed {result.suppressed_count}" if result.suppressed_count else ""))
     for line in sync.where(result):
         print(f"  {line}")
     return 0
@@ -169,21 +195,63 @@ def run_sql(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_state(args: argparse.Namespace) -> int:
+def run_suppress(args: argparse.Namespace) -> int:
     from .errors import InvalidSettings
     from .layout import LakeLayout
-    from .recovery import describe, reset
+    from .state import SourceState
+    from .storage import LakeStorage
+    from .suppression import SuppressionList
+    from .sync import source_lock
+
+    ids = args.user_id + args.anonymous_id
+    if args.action != "list" and not ids:
+        raise InvalidSettings(f"suppress {args.action} needs at least one --user-id or --anonymous-id")
+    if any(not value for value in ids):
+        raise InvalidSettings("an empty --user-id or --anonymous-id matches no event: pass the id")
+    spark, settings = _lake_session(args, "segment-lake suppress")
+    storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
+    suppression = SuppressionList(storage, SourceState(storage, layout.state).suppressed_uri)
+    if args.action != "list":
+        lock = source_lock(spark, layout)  # never beside a running sync or deletion
+        lock.acquire()
+        try:
+            change = suppression.add if args.action == "add" else suppression.remove
+            changed = change(args.user_id, args.anonymous_id)
+        finally:
+            lock.release()
+        print(f"{'added' if args.action == 'add' else 'removed'} {changed} of {len(ids)} ids"
+              + (" (the others were already listed)" if args.action == "add" and changed < len(ids) else "")
+              + (" (the others were not listed)" if args.action == "remove" and changed < len(ids) else ""))
+    listed = suppression.read()
+    for kind, label in (("user_ids", "user id"), ("anonymous_ids", "anonymous id")):
+        for value, added in getattr(listed, kind).items():
+            print(f"{label}\t{value}\tsince {added}")
+    if not listed:
+        print(f"{settings.source_id}: no suppressed users")
+    return 0
+
+
+def _lake_session(args: argparse.Namespace, name: str, source_id: str | None = None):
+    """A session for a command on an existing lake (no catalog), and the lake's settings (``source_id`` checked)."""
+    from .errors import InvalidSettings
     from .session import build_session
     from .settings import SyncSettings
+
+    settings = SyncSettings(source_id=source_id or args.source_id, input_uri=args.lake, lake_uri=args.lake)
+    local_lake = _local_path(settings.lake_uri)
+    if local_lake is not None and not os.path.isdir(local_lake):
+        raise InvalidSettings(f"no lake at {args.lake!r}: pass the --lake the syncs write to")
+    return build_session(name, settings.lake_uri, local_catalog=False, verbose=args.verbose), settings
+
+
+def run_state(args: argparse.Namespace) -> int:
+    from .layout import LakeLayout
+    from .recovery import describe, reset
     from .state import SourceState
     from .storage import LakeStorage
     from .sync import source_lock
 
-    settings = SyncSettings(source_id=args.source_id, input_uri=args.lake, lake_uri=args.lake)
-    local_lake = _local_path(settings.lake_uri)
-    if local_lake is not None and not os.path.isdir(local_lake):
-        raise InvalidSettings(f"no lake at {args.lake!r}: pass the --lake the syncs write to")
-    spark = build_session("segment-lake state", settings.lake_uri, local_catalog=False, verbose=args.verbose)
+    spark, settings = _lake_session(args, "segment-lake state")
     storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
     state = SourceState(storage, layout.state)
     if args.action == "reset":
@@ -200,6 +268,32 @@ def run_state(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_history(args: argparse.Namespace) -> int:
+    from datetime import datetime
+
+    from .errors import InvalidSettings
+    from .history import plot_history, read_history, render_table, success_share
+    from .layout import LakeLayout
+    from .storage import LakeStorage
+
+    if args.last < 1:
+        raise InvalidSettings(f"invalid --last {args.last}: pass how many syncs to list, 1 or more")
+    spark, settings = _lake_session(args, "segment-lake history", source_id=args.source_id or "history")
+    reports = LakeLayout(settings.lake_uri, settings.source_id).reports
+    summaries = read_history(spark, LakeStorage(spark), reports, args.source_id)
+    if not summaries:
+        raise InvalidSettings(f"no sync reports{' of source ' + args.source_id if args.source_id else ''} in "
+                              f"{args.lake!r}: pass the --lake (and --source-id) the syncs write to")
+    print(render_table(summaries[-args.last:], with_source=args.source_id is None))
+    finished, total = success_share(summaries, datetime.now(UTC))
+    print(f"finished over the last 30 days: {finished} of {total} syncs"
+          + (f" ({finished / total:.0%})" if total else ""))
+    if args.plot:
+        plot_history(summaries, args.plot)
+        print(f"plot: {args.plot}")
+    return 0
+
+
 def _local_path(uri: str) -> str | None:
     from urllib.parse import urlparse
 
@@ -209,7 +303,8 @@ def _local_path(uri: str) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        return {"sync": run_sync, "generate": run_generate, "sql": run_sql, "state": run_state}[args.command](args)
+        return {"sync": run_sync, "generate": run_generate, "sql": run_sql, "state": run_state,
+                "history": run_history, "suppress": run_suppress}[args.command](args)
     except Exception as error:  # one line naming what failed; the report has the rest
         code, message = classify(error)
         print(f"segment-lake: error ({code}): {message}", file=sys.stderr)

@@ -5,7 +5,8 @@
     segment-data/rejected/<source>/run_id=<run>/          lines that are not events
     segment-data/reports/day=<day>/source=<source>/run_id=<run>/report.json
     segment-data/state/<source>/pending.json, processed/run_id=<run>.json, landed/run_id=<run>/,
-                               duplicates/part-<run>-<n>.snappy.parquet (the dedup window's)
+                               duplicates/part-<run>-<n>.snappy.parquet (the dedup window's),
+                               lock.json, suppressed.json
     segment-data/metastore/                                the embedded catalog (local lakes)
     segment-stage/<source>/<run>/                          a run's files before they are published
 """
@@ -47,8 +48,8 @@ class LakeLayout:
         return join(self.rejected, f"run_id={run_id}")
 
     def report(self, run_id: str, start_time: datetime) -> str:
-        day = start_time.astimezone(UTC).strftime("%Y-%m-%d")
-        return join(self.reports, f"day={day}", f"source={self.source_id}", f"run_id={run_id}", "report.json")
+        return join(self.reports, f"day={report_day(start_time)}", f"source={self.source_id}", f"run_id={run_id}",
+                    "report.json")
 
     @property
     def reports(self) -> str:
@@ -60,6 +61,11 @@ class LakeLayout:
 
     def stage(self, run_id: str) -> str:
         return join(self.lake, "segment-stage", self.source_id, run_id)
+
+
+def report_day(start_time: datetime) -> str:
+    """The day, in UTC, a run's report is filed under."""
+    return start_time.astimezone(UTC).strftime("%Y-%m-%d")
 
 
 def metastore_dir(lake_uri: str) -> str:

@@ -6,6 +6,20 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+# The columns of the sync_reports table (Hive types): Segment's, then this project's counts. Its partition keys name
+# the folders a report is written in (LakeLayout.report), so they are not data columns: source_id and day, as
+# Segment's, and run_id, so that each report is a partition's only file (Spark reads no deeper than a partition's
+# folder).
+REPORT_COLUMNS = (
+    ("type", "string"), ("workspace_id", "string"), ("start_time", "string"),
+    ("finish_time", "string"), ("duration_mins", "bigint"), ("status", "string"), ("error", "string"),
+    ("error_code", "string"), ("table_name", "string"), ("database", "string"), ("partitions", "array<string>"),
+    ("new_columns", "array<string>"), ("row_count", "bigint"), ("is_new", "boolean"), ("replay", "boolean"),
+    ("replay_from", "string"), ("replay_to", "string"), ("emr_cluster_id", "string"), ("s3_bucket", "string"),
+    ("read_count", "bigint"), ("duplicate_count", "bigint"), ("rejected_count", "bigint"),
+    ("discarded_value_count", "bigint"), ("suppressed_count", "bigint"))
+REPORT_KEYS = ("source_id", "day", "run_id")
+
 
 @dataclass
 class TableResult:
@@ -32,6 +46,7 @@ class RunResult:
     duplicate_count: int = 0
     rejected_count: int = 0
     discarded_value_count: int = 0
+    suppressed_count: int = 0  # events of suppressed users, left out
     tables: list[TableResult] = field(default_factory=list)
     workspace_id: str | None = None
     emr_cluster_id: str | None = None
@@ -56,7 +71,8 @@ def report_lines(run: RunResult) -> list[dict]:
               "partitions": sorted({p for t in run.tables for p in t.partitions}),
               "new_columns": [], "row_count": run.row_count, "is_new": any(t.is_new for t in run.tables),
               "read_count": run.read_count, "duplicate_count": run.duplicate_count,
-              "rejected_count": run.rejected_count, "discarded_value_count": run.discarded_value_count}
+              "rejected_count": run.rejected_count, "discarded_value_count": run.discarded_value_count,
+              "suppressed_count": run.suppressed_count}
     events = [{"type": "event", **common, "table_name": t.table_name, "database": t.database,
                "partitions": t.partitions, "new_columns": t.new_columns, "row_count": t.row_count,
                "is_new": t.is_new} for t in sorted(run.tables, key=lambda t: t.table_name)]

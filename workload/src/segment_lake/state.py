@@ -50,6 +50,7 @@ class SourceState:
         self.processed_uri = join(self.root, "processed")
         self.landed_uri = join(self.root, "landed")
         self.duplicates_uri = join(self.root, "duplicates")
+        self.suppressed_uri = join(self.root, "suppressed.json")
 
     def pending(self) -> RunManifest | None:
         if not self.storage.exists(self.pending_uri):

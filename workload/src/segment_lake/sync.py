@@ -29,6 +29,8 @@ from .session import jvm_exit_code
 from .settings import SyncSettings
 from .state import RunManifest, SourceState, new_run_id
 from .storage import LakeStorage, join, relative_path, write_text_without_spark
+from .suppression import SuppressionList, is_suppressed
+from .sync_reports import REPORTS_DATABASE, register_reports
 
 DISCARDS_TABLE = "segment_discards"
 DUPLICATES_TABLE = "segment_duplicates"
@@ -38,14 +40,15 @@ DISCARD_COLUMNS = [("table_name", ColumnType.STRING), ("column_name", ColumnType
 
 @dataclass(frozen=True)
 class Parsed:
-    """The run's lines, parsed: the events (rejected lines left out), the counts, and the span of the
-    events' receivedAt in microseconds since the epoch (None without events; kept as numbers, because
-    receivedAt may be any year from 1 to 9999, beyond what a Python datetime can be shifted by)."""
+    """The run's lines, parsed: the events (rejected lines and suppressed users' events left out), the counts, and
+    the span of the events' receivedAt in microseconds since the epoch (None without events; kept as numbers,
+    because receivedAt may be any year from 1 to 9999, beyond what a Python datetime can be shifted by)."""
 
     events: DataFrame
     read_count: int
     rejected_count: int
     span: tuple[int, int] | None
+    suppressed_count: int = 0
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,7 @@ class Sync:
         self.keys = partition_keys(settings.date_partition)
         self.driver_memory = spark.conf.get("spark.driver.memory", None)  # named if the JVM runs out
         self.lock = lock or source_lock(spark, self.layout)
+        self._reports_registered = False
 
     # -- the run -----------------------------------------------------------------------------------
 
@@ -131,6 +135,11 @@ class Sync:
             died = jvm_failure(error, jvm_exit_code(self.spark, error), self.driver_memory)
             result.status = "failed"
             result.error_code, result.error = classify(died or error)
+            if died is None and not self._reports_registered:  # so that the failure shows in sync_reports too
+                try:
+                    self._register_reports(result.run_id, result.start_time)
+                except Exception as failure:  # the report must not hide the sync's own failure
+                    self.progress(f"report: could not register it in {REPORTS_DATABASE}: {failure}")
             self._report(result, spark_alive=died is None)
             if died:
                 raise died from error
@@ -147,13 +156,16 @@ class Sync:
                  else f"{count(len(manifest.files), 'new file')}" if manifest.files else "no new files; nothing to do")
         result.run_id, result.start_time = manifest.run_id, datetime.fromisoformat(manifest.start_time)
         self.lock.run_id = manifest.run_id
+        reports_ready = self._background.submit(self._register_reports, result.run_id, result.start_time)
         if not manifest.files:
+            reports_ready.result()
             self._report(result)
             return
         # the catalog's first call starts the embedded metastore, for seconds: let it start while Spark parses
         database_ready = self._background.submit(self._ensure_database)
         parsed = self._parse(manifest)
         result.read_count, result.rejected_count = parsed.read_count, parsed.rejected_count
+        result.suppressed_count = parsed.suppressed_count
         deduped = self._dedup(parsed, manifest.run_id)
         result.duplicate_count, result.row_count = deduped.duplicate_count, deduped.row_count
         database_ready.result()
@@ -184,6 +196,7 @@ class Sync:
                                        self.state.duplicates_uri))
         with self.progress.stage("catalog") as done:
             registered.result()
+            reports_ready.result()
             if records:
                 self.catalog.register(self.settings.database, records)
             done(f"{count(len(inferred.schemas) + len(records), 'table')} up to date")
@@ -200,21 +213,25 @@ class Sync:
     # -- stages ------------------------------------------------------------------------------------
 
     def _parse(self, manifest: RunManifest) -> Parsed:
-        """Parses the run's files once into the shuffle files every later stage reads; counts the lines
-        and keeps the rejected ones."""
+        """Parses the run's files once into the shuffle files every later stage reads; counts the lines,
+        keeps the rejected ones and leaves out (counted) the events of suppressed users."""
+        suppressed = SuppressionList(self.storage, self.state.suppressed_uri).read()
         with self.progress.stage("parse", f"reading {count(len(manifest.files), 'file')}") as done:
             rows = parse_lines(read_lines(self.spark, list(manifest.files), list(manifest.sizes)),
                                self.settings.table_name_prefix,
                                self.settings.date_partition, int(self.spark.conf.get("spark.sql.shuffle.partitions")))
-            counted = rows.groupBy(F.col("reason").isNotNull().alias("rejected")).agg(
+            rows = rows.withColumn("_suppressed", F.col("reason").isNull() & is_suppressed(suppressed))
+            counted = rows.groupBy(F.col("reason").isNotNull().alias("rejected"), "_suppressed").agg(
                 F.count(F.lit(1)).alias("count"), F.min(F.unix_micros("_received_at")).alias("first"),
                 F.max(F.unix_micros("_received_at")).alias("last"))
-            read = rejected = 0
+            read = rejected = dropped = 0
             span = None
             for row in counted.collect():
                 read += row["count"]
                 if row["rejected"]:
                     rejected = row["count"]
+                elif row["_suppressed"]:
+                    dropped = row["count"]
                 else:
                     span = (row["first"], row["last"])
             if rejected:
@@ -222,8 +239,10 @@ class Sync:
                  .write.mode("overwrite").json(self.layout.rejected_of_run(manifest.run_id)))
             else:  # a crashed attempt's records go (the infer stage may add to the folder)
                 self.storage.delete(self.layout.rejected_of_run(manifest.run_id), recursive=True)
-            done(f"{count(read, 'line')}, {rejected} rejected")
-        return Parsed(rows.where(F.col("reason").isNull()), read, rejected, span)
+            done(f"{count(read, 'line')}, {rejected} rejected" + (f", {count(dropped, 'event')} of suppressed users"
+                                                                   if dropped else ""))
+        return Parsed(rows.where(F.col("reason").isNull() & ~F.col("_suppressed")).drop("_suppressed"), read,
+                      rejected, span, dropped)
 
     def _dedup(self, parsed: Parsed, run_id: str) -> Deduped:
         with self.progress.stage("dedup") as done:
@@ -237,7 +256,8 @@ class Sync:
             duplicates = duplicate_rows(parsed.events, landed, run_id).persist(StorageLevel.DISK_ONLY)
             found = duplicates.count()
             deduped = Deduped(parsed.events.join(F.broadcast(duplicates.select("_row")), "_row", "left_anti"),
-                              duplicates, found, parsed.read_count - parsed.rejected_count - found)
+                              duplicates, found,
+                              parsed.read_count - parsed.rejected_count - parsed.suppressed_count - found)
             done(f"{count(deduped.row_count, 'event')} to land, {count(found, 'duplicate')}")
         return deduped
 
@@ -351,6 +371,10 @@ class Sync:
         kept = RunManifest(manifest.run_id, kept_files, manifest.start_time, tuple(sizes[f] for f in kept_files))
         self.state.begin(kept)
         return kept
+
+    def _register_reports(self, run_id: str, start_time: datetime) -> None:
+        register_reports(self.catalog, self.layout, run_id, start_time)
+        self._reports_registered = True
 
     def _ensure_database(self) -> None:
         legacy, database = self.settings.legacy_database, self.settings.database

@@ -7,18 +7,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..route import partition_path
+
 
 @dataclass(frozen=True)
 class TableChange:
     """What a run registers for one table: its columns in order (the catalog appends those it lacks;
     it never reorders or retypes one), its partition keys (strings), the partitions the run wrote
-    (values in key order) and the table's location."""
+    (values in key order), the table's location and its format (``parquet``, or ``json``: one object per
+    line). A partition's folder is ``<key>=<value>/...`` below the location, unless ``partition_locations``
+    names each one's."""
 
     table: str
     columns: tuple[tuple[str, str], ...]
     keys: tuple[str, ...]
     partitions: tuple[tuple[str, ...], ...]
     location: str
+    format: str = "parquet"
+    partition_locations: tuple[str, ...] = ()
+
+    def partition_location(self, index: int) -> str:
+        if self.partition_locations:
+            return self.partition_locations[index]
+        return "/".join([self.location.rstrip("/"), partition_path(list(self.keys), self.partitions[index])])
 
 
 class Catalog(Protocol):
@@ -35,7 +46,7 @@ class Catalog(Protocol):
         """The values of every partition the table has."""
 
     def register(self, database: str, changes: list[TableChange]) -> None:
-        """Create the missing tables (EXTERNAL, Parquet), append the columns they lack and add the
+        """Create the missing tables (EXTERNAL, in their format), append the columns they lack and add the
         partitions they lack."""
 
 

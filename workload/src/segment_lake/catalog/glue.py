@@ -5,14 +5,21 @@ from __future__ import annotations
 
 import os
 
-from ..route import partition_path
 from . import TableChange
 
-PARQUET_STORAGE = {
-    "InputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
-    "OutputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-    "SerdeInfo": {"SerializationLibrary": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
-                  "Parameters": {"serialization.format": "1"}},
+STORAGE = {
+    "parquet": {
+        "InputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+        "OutputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+        "SerdeInfo": {"SerializationLibrary": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+                      "Parameters": {"serialization.format": "1"}},
+    },
+    # one JSON object per line, as Athena reads it
+    "json": {
+        "InputFormat": "org.apache.hadoop.mapred.TextInputFormat",
+        "OutputFormat": "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+        "SerdeInfo": {"SerializationLibrary": "org.openx.data.jsonserde.JsonSerDe", "Parameters": {}},
+    },
 }
 # update_table accepts only these keys of what get_table returns.
 TABLE_INPUT_KEYS = ("Name", "Description", "Owner", "Retention", "StorageDescriptor", "PartitionKeys", "TableType",
@@ -52,14 +59,14 @@ class GlueCatalog:
         existing = self.tables_columns(database, [c.table for c in changes])
         for change in changes:
             columns = existing[change.table]
-            if columns is None:
-                self.create_table(database, change.table, list(change.columns), list(change.keys), change.location)
-            else:
+            if columns is None and not self.create_table(database, change):  # another sync created it meanwhile
+                columns = self.tables_columns(database, [change.table])[change.table]
+            if columns is not None:
                 known = {name for name, _ in columns}
                 appended = [(n, t) for n, t in change.columns if n not in known]
                 if appended:
                     self.add_columns(database, change.table, appended)
-            self.add_partitions(database, change.table, list(change.keys), list(change.partitions), change.location)
+            self.add_partitions(database, change)
 
     def partitions(self, database, table):
         pages = self.glue.get_paginator("get_partitions").paginate(DatabaseName=database, TableName=table,
@@ -78,17 +85,28 @@ class GlueCatalog:
             self.glue.get_database(Name=database, **self._catalog)
             return False
         except self.glue.exceptions.EntityNotFoundException:
-            self.glue.create_database(DatabaseInput={"Name": database}, **self._catalog)
+            try:
+                self.glue.create_database(DatabaseInput={"Name": database}, **self._catalog)
+            except self.glue.exceptions.AlreadyExistsException:  # another source's sync made it first
+                return False
             return True
 
-    def create_table(self, database, table, columns, partition_keys, location):
+    def create_table(self, database, change: TableChange) -> bool:
+        """Creates the table; False when another sync created it meanwhile (sync_reports is shared by all sources)."""
+        try:
+            self._create_table(database, change)
+        except self.glue.exceptions.AlreadyExistsException:
+            return False
+        return True
+
+    def _create_table(self, database, change: TableChange):
         self.glue.create_table(DatabaseName=database, **self._catalog, TableInput={
-            "Name": table,
+            "Name": change.table,
             "TableType": "EXTERNAL_TABLE",
-            "Parameters": {"EXTERNAL": "TRUE", "classification": "parquet"},
-            "PartitionKeys": [{"Name": k, "Type": "string"} for k in partition_keys],
-            "StorageDescriptor": {"Columns": [{"Name": n, "Type": t} for n, t in columns],
-                                  "Location": glue_location(location), **PARQUET_STORAGE},
+            "Parameters": {"EXTERNAL": "TRUE", "classification": change.format},
+            "PartitionKeys": [{"Name": k, "Type": "string"} for k in change.keys],
+            "StorageDescriptor": {"Columns": [{"Name": n, "Type": t} for n, t in change.columns],
+                                  "Location": glue_location(change.location), **STORAGE[change.format]},
         })
 
     def add_columns(self, database, table, columns):
@@ -99,22 +117,23 @@ class GlueCatalog:
         table_input["StorageDescriptor"] = descriptor
         self.glue.update_table(DatabaseName=database, TableInput=table_input, SkipArchive=True, **self._catalog)
 
-    def add_partitions(self, database, table, partition_keys, partitions, location):
-        wanted = [list(values) for values in partitions]
+    def add_partitions(self, database, change: TableChange):
+        table = change.table
+        wanted = [list(values) for values in change.partitions]
         existing = set()
         for start in range(0, len(wanted), GET_BATCH):
             chunk = [{"Values": values} for values in wanted[start:start + GET_BATCH]]
             found = self.glue.batch_get_partition(DatabaseName=database, TableName=table,
                                                   PartitionsToGet=chunk, **self._catalog)
             existing.update(tuple(p["Values"]) for p in found.get("Partitions", []))
-        missing = [values for values in wanted if tuple(values) not in existing]
+        missing = [index for index, values in enumerate(wanted) if tuple(values) not in existing]
         if not missing:
             return
         descriptor = self.glue.get_table(DatabaseName=database, Name=table, **self._catalog)["Table"]["StorageDescriptor"]
         for start in range(0, len(missing), CREATE_BATCH):
-            inputs = [{"Values": values, "StorageDescriptor": {
-                **descriptor, "Location": glue_location(location).rstrip("/") + "/" + partition_path(partition_keys, values)}}
-                for values in missing[start:start + CREATE_BATCH]]
+            inputs = [{"Values": wanted[index], "StorageDescriptor": {
+                **descriptor, "Location": glue_location(change.partition_location(index))}}
+                for index in missing[start:start + CREATE_BATCH]]
             result = self.glue.batch_create_partition(DatabaseName=database, TableName=table,
                                                       PartitionInputList=inputs, **self._catalog)
             errors = [e for e in result.get("Errors", []) if e["ErrorDetail"].get("ErrorCode") != "AlreadyExistsException"]

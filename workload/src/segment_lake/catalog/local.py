@@ -43,5 +43,5 @@ class LocalCatalog:
 
     def register(self, database, changes: list[TableChange]):
         self._tables().register(self.spark._jsparkSession, database, json.dumps([
-            {"table": c.table, "columns": c.columns, "keys": c.keys, "partitions": c.partitions, "location": c.location}
-            for c in changes]))
+            {"table": c.table, "columns": c.columns, "keys": c.keys, "partitions": c.partitions, "location": c.location,
+             "format": c.format, "partition_locations": c.partition_locations} for c in changes]))

@@ -191,6 +191,23 @@ public class FieldCodec {
         }
     }
 
+    /** SQL function: encoded fields, column -> that field's text as the event had it (null when absent or JSON
+     *  null), without decoding the others. */
+    public static final class Field implements org.apache.spark.sql.api.java.UDF2 {
+        public Object call(Object encoded, Object column) {
+            if (encoded == null || column == null) return null;
+            UTF8String wanted = UTF8String.fromString((String) column);
+            Reader reader = new Reader((byte[]) encoded);
+            while (reader.next()) {
+                if (reader.column().equals(wanted)) {
+                    UTF8String text = reader.original();
+                    return text == null ? null : text.toString();
+                }
+            }
+            return null;
+        }
+    }
+
     /** SQL function: the inverse of ``Decode`` (builds encoded fields in tests). */
     public static final class Encode implements UDF1 {
         public Object call(Object tagged) {

@@ -64,8 +64,10 @@ public class HiveTables {
     }
 
     /** Applies ``changesJson``, [{table, columns: [[name, type]], keys: [key], partitions: [[value]],
-     *  location}]: creates a missing table, appends the columns a table lacks, in order, and adds
-     *  the partitions it lacks. */
+     *  location, format, partition_locations}]: creates a missing table (a Hive Parquet table, or for format
+     *  json a Spark JSON table: there is no Hive JSON serde here), appends the columns a table lacks, in
+     *  order, and adds the partitions it lacks (at ``key=value/...`` below the location, unless
+     *  ``partition_locations`` names each one's). */
     public static void register(SparkSession spark, final String database, String changesJson) throws Exception {
         List changes = (List) JSON.readValue(changesJson, List.class);
         SessionCatalog catalog = spark.sessionState().catalog();
@@ -83,7 +85,8 @@ public class HiveTables {
             TableIdentifier id = new TableIdentifier(name, Option.apply(database));
             CatalogTable table = (CatalogTable) found.get(name);
             if (table == null) {
-                table = newTable(id, (List) change.get("columns"), keys, location, spark.version());
+                table = newTable(id, (List) change.get("columns"), keys, location, (String) change.get("format"),
+                                 spark.version());
                 external.createTable(table, false);  // with the properties Spark reads the schema from
             } else {
                 StructType data = table.dataSchema();
@@ -92,14 +95,16 @@ public class HiveTables {
             }
             StorageDescriptor format = HiveClientImpl.toHiveTable(table, Option.empty()).getTTable().getSd();
             List values = (List) change.get("partitions");
+            List locations = (List) change.get("partition_locations");
             int now = (int) (System.currentTimeMillis() / 1000);
             List added = new ArrayList();
             for (int p = 0; p < values.size(); p++) {
                 List partition = (List) values.get(p);
                 StringBuilder path = new StringBuilder(location);
                 for (int k = 0; k < keys.size(); k++) path.append('/').append(keys.get(k)).append('=').append(partition.get(k));
+                String at = locations.isEmpty() ? path.toString() : (String) locations.get(p);
                 StorageDescriptor storage = new StorageDescriptor(format);  // the table's format and serde
-                storage.setLocation(CatalogUtils.URIToString(CatalogUtils.stringToURI(path.toString())));  // as Spark does
+                storage.setLocation(CatalogUtils.URIToString(CatalogUtils.stringToURI(at)));  // as Spark does
                 added.add(new Partition(partition, database, name, now, 0, storage, new HashMap()));
             }
             if (!added.isEmpty()) partitions.add(added);
@@ -136,10 +141,15 @@ public class HiveTables {
         return found;
     }
 
-    static CatalogTable newTable(TableIdentifier id, List columns, List keys, String location, String sparkVersion) {
+    static CatalogTable newTable(TableIdentifier id, List columns, List keys, String location, String format,
+                                 String sparkVersion) {
         StructType schema = withColumns(new StructType(), columns);
         for (int k = 0; k < keys.size(); k++) schema = schema.add((String) keys.get(k), DataTypes.StringType);
-        return new CatalogTable(id, CatalogTableType.EXTERNAL(), storage(location), schema, Option.apply("hive"),
+        boolean hive = "parquet".equals(format);
+        CatalogStorageFormat storage = hive ? storage(location) : new CatalogStorageFormat(
+            Option.apply(CatalogUtils.stringToURI(location)), Option.empty(), Option.empty(), Option.empty(), false,
+            emptyMap());
+        return new CatalogTable(id, CatalogTableType.EXTERNAL(), storage, schema, Option.apply(hive ? "hive" : format),
             seq(keys), Option.empty(), "", System.currentTimeMillis(), -1L, sparkVersion, emptyMap(), Option.empty(),
             Option.empty(), Option.empty(), seq(new ArrayList()), true, true, emptyMap(), Option.empty());
     }

@@ -1,0 +1,62 @@
+"""Sync history: the reports read back as one summary per run, the table ``segment-lake history`` prints, the
+share of finished syncs over 30 days, and the chart."""
+from datetime import UTC, datetime, timedelta
+
+from segment_lake.history import SyncSummary, plot_history, read_history, render_table, success_share
+from segment_lake.layout import LakeLayout
+from segment_lake.report import RunResult, TableResult, render
+from segment_lake.storage import LakeStorage
+
+NOW = datetime(2024, 3, 1, 12, tzinfo=UTC)
+
+
+def _summary(start, status="finished", source="s1", rows=10, seconds=75.0):
+    return SyncSummary(source, f"run-{start:%d%H}", start, start + timedelta(seconds=seconds), status,
+                       None if status == "finished" else "internal", rows, 1, 2, 3, 4)
+
+
+def test_success_share_counts_the_runs_of_the_last_30_days():
+    runs = [_summary(NOW - timedelta(days=40), "failed"), _summary(NOW - timedelta(days=29)),
+            _summary(NOW - timedelta(days=2), "failed"), _summary(NOW - timedelta(hours=1))]
+    assert success_share(runs, NOW) == (2, 3)
+    assert success_share([], NOW) == (0, 0)
+
+
+def test_the_table_aligns_numbers_right_and_names_the_error_code():
+    runs = [_summary(NOW, rows=1234567), _summary(NOW + timedelta(hours=2), "failed", seconds=4)]
+    assert render_table(runs, with_source=False).splitlines() == [
+        "start (UTC)          status                  rows  duplicates  rejected  discarded values  new columns  duration",
+        "2024-03-01 12:00:00  finished           1,234,567           1         2                 3            4     1m15s",
+        "2024-03-01 14:00:00  failed (internal)         10           1         2                 3            4        4s"]
+    assert render_table(runs, with_source=True).splitlines()[1].startswith("s1      2024-03-01 12:00:00  finished")
+
+
+def _write_report(storage, lake, source_id, start, status="finished", rows=0, new_columns=()):
+    run = RunResult(source_id, f"{start:%Y%m%dT%H%M%SZ}-0000", "db", start, start + timedelta(seconds=30), status,
+                    error_code=None if status == "finished" else "insufficient_permissions", row_count=rows,
+                    tables=[TableResult("identify", "db", rows, new_columns=list(new_columns)),
+                            TableResult("page", "db", 0, new_columns=["a"])])
+    storage.write_text(LakeLayout(lake, source_id).report(run.run_id, start), render(run))
+    return run
+
+
+def test_read_history_one_summary_per_run_of_a_source_or_of_all(spark, tmp_path):
+    storage, lake = LakeStorage(spark), f"file://{tmp_path}"
+    reports = LakeLayout(lake, "s1").reports
+    assert read_history(spark, storage, reports) == []  # no lake reports yet
+    old = _write_report(storage, lake, "s1", NOW - timedelta(days=40), "failed")
+    first = _write_report(storage, lake, "s1", NOW - timedelta(days=1), rows=5, new_columns=["x", "y"])
+    _write_report(storage, lake, "s2", NOW, rows=7)
+    mine = read_history(spark, storage, reports, "s1")
+    assert [(s.run_id, s.status, s.error_code, s.rows, s.new_columns, s.seconds) for s in mine] == [
+        (old.run_id, "failed", "insufficient_permissions", 0, 1, 30.0), (first.run_id, "finished", None, 5, 3, 30.0)]
+    assert [s.source_id for s in read_history(spark, storage, reports)] == ["s1", "s1", "s2"]
+    assert read_history(spark, storage, reports, "nosuch") == []
+
+
+def test_the_plot_draws_every_source(tmp_path):
+    runs = [_summary(NOW + timedelta(hours=2 * i), "failed" if i == 3 else "finished", source=f"s{i % 2}",
+                     rows=100 * i) for i in range(8)]
+    plot_history(runs, str(tmp_path / "history.png"))
+    image = (tmp_path / "history.png").read_bytes()
+    assert image[:8] == b"\x89PNG\r\n\x1a\n" and len(image) > 10_000
