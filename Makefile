@@ -88,6 +88,7 @@ sync-demo: setup
 	@echo "--- report of the first run"; ls -tr $(DEMO)/lake/segment-data/reports/day=*/source=$(DEMO_SOURCE)/run_id=*/report.json | head -1 | xargs cat
 	@echo "--- orders per day"; $(LAKE) sql --lake $(DEMO)/lake "select day, count(*) as orders, sum(properties_revenue) as revenue from demo_web.track_order_completed group by day order by day"
 	@echo "--- tables"; $(LAKE) sql --lake $(DEMO)/lake "show tables in demo_web"
+	@echo "--- sync history"; $(LAKE) history --lake $(DEMO)/lake
 
 test: setup
 	$(PY) -m ruff check .
