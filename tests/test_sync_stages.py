@@ -299,8 +299,10 @@ def test_a_denied_catalog_call_is_reported_as_insufficient_permissions(spark, tm
 
     client = boto3.client("glue", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
     stubber = Stubber(client)
-    stubber.add_client_error("get_database", service_error_code="AccessDeniedException",
-                             service_message="User is not authorized to perform: glue:GetDatabase", http_status_code=403)
+    for _ in range(3):  # the run's report (sync_reports), the source's database, the failed run's report again
+        stubber.add_client_error("get_database", service_error_code="AccessDeniedException",
+                                 service_message="User is not authorized to perform: glue:GetDatabase",
+                                 http_status_code=403)
     write_run1(tmp_path / "input", "src1")
     settings = SyncSettings(source_id="src1", input_uri=f"{tmp_path}/input", lake_uri=f"{tmp_path}/lake",
                             glue_database="denied", catalog="glue")
