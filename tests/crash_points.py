@@ -20,7 +20,7 @@ from pathlib import Path
 from lake_checks import check_lake, harness_arguments
 
 SOURCE = "src0001"
-WRITES = ("write_text", "delete", "move")
+WRITES = ("write_text", "delete", "move", "replace")
 CATALOG_WRITES = ("ensure_database", "register")
 
 
@@ -69,6 +69,10 @@ class DyingStorage:
         return self._boundaries("move", target, lambda: self._storage.move(source, target),
                                 half=lambda: self._copy(source, target))
 
+    def replace(self, source, target):  # halfway: the copy over the target made, the source not yet removed (S3)
+        return self._boundaries("replace", target, lambda: self._storage.replace(source, target),
+                                half=lambda: self._copy(source, target))
+
     def _copy(self, source, target):
         jvm, conf = self._spark.sparkContext._jvm, self._spark.sparkContext._jsc.hadoopConfiguration()
         src, dst = jvm.org.apache.hadoop.fs.Path(source), jvm.org.apache.hadoop.fs.Path(target)
@@ -90,6 +94,18 @@ class DyingCatalog:
 
     def register(self, database, changes):
         return self._boundaries("register", "catalog", lambda: self._catalog.register(database, changes))
+
+
+def points_to_try(seen: list[str], trials: int | None, seed: int) -> list[tuple[int, str]]:
+    """Where to die, (write number, how), given the writes ``seen`` in a run: every one when ``trials`` is None, else
+    a seeded sample of that many, one point per kind of write and way of dying first."""
+    points = [(n, how) for n in range(1, len(seen) + 1) for how in ("before", "after", "half")
+              if how != "half" or seen[n - 1].startswith(("move", "replace"))]
+    if trials is not None:
+        random.Random(seed).shuffle(points)
+        kinds = {f"{how} {seen[n - 1]}": (n, how) for n, how in reversed(points)}
+        points = (list(kinds.values()) + [p for p in points if p not in kinds.values()])[:trials]
+    return points
 
 
 def _kind(target: str, lake: str) -> str:
@@ -157,13 +173,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, ca
         counting = Boundaries(settings.lake_uri)
         sync(settings, catalog, counting)
         expected = check_lake(spark, reference, SOURCE, Path(f"{reference}-input"), catalog, settings.database)
-        points = [(n, how) for n in range(1, len(counting.seen) + 1) for how in ("before", "after", "half")
-                  if how != "half" or counting.seen[n - 1].startswith("move")]
-        if trials is not None:  # a seeded sample, one point per kind of write and way of dying first
-            random.Random(seed).shuffle(points)
-            kinds = {f"{how} {counting.seen[n - 1]}": (n, how) for n, how in reversed(points)}
-            points = (list(kinds.values()) + [p for p in points if p not in kinds.values()])[:trials]
-        for n, how in points:
+        for n, how in points_to_try(counting.seen, trials, seed):
             lake, settings, catalog = lake_for(f"lake-{catalog_kind}-{n}-{how}", catalog_kind)
             sync(settings, catalog)
             _stage_input(files[half:], source_root, Path(f"{lake}-input"))

@@ -15,7 +15,7 @@ def run(*args, cwd=None):
     return subprocess.run([CLI, *args], capture_output=True, text=True, cwd=cwd, timeout=600)
 
 
-@pytest.mark.parametrize("command", [[], ["sync"], ["generate"], ["sql"], ["state"], ["history"]])
+@pytest.mark.parametrize("command", [[], ["sync"], ["generate"], ["sql"], ["state"], ["history"], ["delete-users"]])
 def test_every_subcommand_has_help(command):
     result = run(*command, "--help")
     assert result.returncode == 0
@@ -133,6 +133,14 @@ def test_database_defaults_to_the_slug_of_the_source_id(tmp_path):
     tables = run("sql", "--lake", "my lake, 1", "show tables in src9", cwd=tmp_path).stdout
     assert "src9\tweb_track_order_completed\tfalse" in tables and "src9\tweb_segment_discards\tfalse" in tables
     assert (tmp_path / "my lake, 1/segment-data/data/Src9/segment_type=identify/year=2024/month=01/day=02").is_dir()
+    # a deletion in a folder whose name Spark's file names percent-encode
+    deleted = run("delete-users", "--source-id", "Src9", "--lake", "my lake, 1", "--user-id", "u1", cwd=tmp_path)
+    assert deleted.returncode == 0, deleted.stderr[-2000:]
+    assert deleted.stdout.startswith("deleted 3 rows of 1 id from 3 tables ("), deleted.stdout
+    assert deleted.stdout.splitlines()[1].startswith(f"  report: {tmp_path}/my lake, 1/segment-data/deletions/Src9/")
+    left = run("sql", "--lake", "my lake, 1", "select count(*) from src9.web_identify where user_id = 'u1'",
+               cwd=tmp_path)
+    assert left.stdout.splitlines()[1:] == ["0"], left.stderr[-2000:]
 
 
 def test_glue_catalog_from_the_command_line(tmp_path, aws_endpoint, glue_client):

@@ -81,6 +81,17 @@ def parser() -> argparse.ArgumentParser:
     _user_arguments(suppress)
     suppress.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
 
+    delete = commands.add_parser(
+        "delete-users", help="delete every row of users from a source's lake, and suppress them",
+        description="Remove every row of these user ids and anonymous ids from every table of the source, its "
+                    "discarded values and its duplicates' record, rewriting only the files that hold them (each file "
+                    "is replaced whole: a reader sees it before or after, never both). The ids are suppressed first, "
+                    "so later syncs and replays do not land them again. The raw input (segment-logs/) is not touched.")
+    delete.add_argument("--source-id", required=True, help="Segment source id")
+    delete.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
+    _user_arguments(delete)
+    delete.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
+
     state = commands.add_parser("state", help="show a source's sync state, or drop its unfinished run",
                                 description="show: the finished runs, the files processed and the unfinished run (if "
                                             "any). reset: drop the unfinished run (what its attempts published "
@@ -212,13 +223,9 @@ def run_suppress(args: argparse.Namespace) -> int:
     storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
     suppression = SuppressionList(storage, SourceState(storage, layout.state).suppressed_uri)
     if args.action != "list":
-        lock = source_lock(spark, layout)  # never beside a running sync or deletion
-        lock.acquire()
-        try:
+        with source_lock(spark, layout).held():  # never beside a running sync or deletion
             change = suppression.add if args.action == "add" else suppression.remove
             changed = change(args.user_id, args.anonymous_id)
-        finally:
-            lock.release()
         print(f"{'added' if args.action == 'add' else 'removed'} {changed} of {len(ids)} ids"
               + (" (the others were already listed)" if args.action == "add" and changed < len(ids) else "")
               + (" (the others were not listed)" if args.action == "remove" and changed < len(ids) else ""))
@@ -228,6 +235,34 @@ def run_suppress(args: argparse.Namespace) -> int:
             print(f"{label}\t{value}\tsince {added}")
     if not listed:
         print(f"{settings.source_id}: no suppressed users")
+    return 0
+
+
+def run_delete_users(args: argparse.Namespace) -> int:
+    from .deletion import UserDeletion
+    from .errors import InvalidSettings
+    from .layout import LakeLayout
+    from .progress import count
+    from .storage import LakeStorage, shown
+    from .sync import source_lock
+
+    ids = args.user_id + args.anonymous_id
+    if not ids:
+        raise InvalidSettings("delete-users needs at least one --user-id or --anonymous-id")
+    if any(not value for value in ids):
+        raise InvalidSettings("an empty --user-id or --anonymous-id matches no event: pass the id")
+    spark, settings = _lake_session(args, "segment-lake delete-users")
+    storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
+    lock = source_lock(spark, layout)
+    with lock.held():
+        deletion = UserDeletion(spark, storage, layout, progress=lambda line: print(line, file=sys.stderr),
+                                check=lock.check)
+        report = deletion.run(tuple(args.user_id), tuple(args.anonymous_id))
+    print(f"deleted {count(report['rows_deleted'], 'row')} of {count(len(ids), 'id')} from "
+          f"{count(len(report['tables']), 'table')} ({count(report['files_rewritten'], 'file')} rewritten, "
+          f"{report['files_removed']} removed), {count(report['discarded_values_deleted'], 'discarded value')} and "
+          f"{count(report['duplicates_deleted'], 'duplicate')} recorded; the ids are suppressed")
+    print(f"  report: {shown(layout.deletion_report(report['deletion_id']))}")
     return 0
 
 
@@ -255,12 +290,8 @@ def run_state(args: argparse.Namespace) -> int:
     storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
     state = SourceState(storage, layout.state)
     if args.action == "reset":
-        lock = source_lock(spark, layout)  # never under a running sync
-        lock.acquire()
-        try:
+        with source_lock(spark, layout).held():  # never under a running sync
             dropped = reset(storage, layout, state)
-        finally:
-            lock.release()
         print(f"dropped unfinished run {dropped}: the next sync starts a new run over every unprocessed file"
               if dropped else "no unfinished run: nothing to reset")
     for line in describe(state):
@@ -304,7 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return {"sync": run_sync, "generate": run_generate, "sql": run_sql, "state": run_state,
-                "history": run_history, "suppress": run_suppress}[args.command](args)
+                "history": run_history, "suppress": run_suppress,
+                "delete-users": run_delete_users}[args.command](args)
     except Exception as error:  # one line naming what failed; the report has the rest
         code, message = classify(error)
         print(f"segment-lake: error ({code}): {message}", file=sys.stderr)

@@ -4,11 +4,13 @@
     segment-data/discards/<source>/run_id=<run>/          values the sync could not keep
     segment-data/rejected/<source>/run_id=<run>/          lines that are not events
     segment-data/reports/day=<day>/source=<source>/run_id=<run>/report.json
+    segment-data/deletions/<source>/<deletion>.json       what each user deletion removed
     segment-data/state/<source>/pending.json, processed/run_id=<run>.json, landed/run_id=<run>/,
                                duplicates/part-<run>-<n>.snappy.parquet (the dedup window's),
-                               lock.json, suppressed.json
+                               lock.json, suppressed.json, deletion.json (an unfinished deletion's journal)
     segment-data/metastore/                                the embedded catalog (local lakes)
     segment-stage/<source>/<run>/                          a run's files before they are published
+    segment-stage/<source>/deletion/                       a deletion's rewritten files before the switch
 """
 from __future__ import annotations
 
@@ -54,6 +56,9 @@ class LakeLayout:
     @property
     def reports(self) -> str:
         return join(self.lake, "segment-data", "reports")
+
+    def deletion_report(self, deletion_id: str) -> str:
+        return join(self.lake, "segment-data", "deletions", self.source_id, f"{deletion_id}.json")
 
     @property
     def state(self) -> str:

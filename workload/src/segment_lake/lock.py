@@ -13,6 +13,8 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
@@ -213,6 +215,17 @@ class SourceLock:
                 if current and current[1] == self.version:
                     self.store.delete()
             self.version = None
+
+    @contextmanager
+    def held(self, now: datetime | None = None) -> Iterator[str | None]:
+        """Holds the lock, renewed, for a ``with`` block (see ``acquire``, whose result it yields)."""
+        taken_over = self.acquire(now)
+        keeping = self.keep_alive()
+        try:
+            yield taken_over
+        finally:
+            keeping.set()
+            self.release()
 
     def keep_alive(self) -> threading.Event:
         """Renews the lock every third of its life, in a daemon thread, until the returned event is set."""

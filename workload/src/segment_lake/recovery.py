@@ -25,6 +25,8 @@ def describe(state: SourceState) -> list[str]:
     runs = state.finished_runs()
     lines = [f"finished runs: {len(runs)}" + (f", the last {runs[-1]}" if runs else ""),
              f"files processed: {len(state.processed_files())}"]
+    if state.storage.exists(state.deletion_uri):
+        lines.append("unfinished deletion: its files are staged; the next sync or delete-users finishes it")
     pending = state.pending()
     if pending is None:
         lines.append("unfinished run: none")

@@ -51,6 +51,7 @@ class SourceState:
         self.landed_uri = join(self.root, "landed")
         self.duplicates_uri = join(self.root, "duplicates")
         self.suppressed_uri = join(self.root, "suppressed.json")
+        self.deletion_uri = join(self.root, "deletion.json")
 
     def pending(self) -> RunManifest | None:
         if not self.storage.exists(self.pending_uri):

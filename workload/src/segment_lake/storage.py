@@ -2,12 +2,14 @@
 paths, ``file://``, ``s3://`` on EMR and ``s3a://`` anywhere Spark runs."""
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from pyspark.sql import SparkSession
+from pyspark.sql.types import StructType
 
 
 def normalize_uri(uri: str) -> str:
@@ -19,6 +21,11 @@ def normalize_uri(uri: str) -> str:
 
 def join(uri: str, *parts: str) -> str:
     return "/".join([uri.rstrip("/"), *(p.strip("/") for p in parts)])
+
+
+def shown(uri: str) -> str:
+    """A local file as a path, anything else as its URI."""
+    return uri[len("file:"):].replace("///", "/", 1) if uri.startswith("file:") else uri
 
 
 def relative_path(uri: str, base: str) -> str:
@@ -102,6 +109,18 @@ class LakeStorage:
                 return None
             raise
 
+    def parquet_schema(self, uri: str) -> StructType:
+        """The Spark schema a Parquet file was written with (from its footer, without a Spark job)."""
+        footer = self._jvm.org.apache.parquet.hadoop.ParquetFileReader.readFooter(self._conf, self._path(uri))
+        written = footer.getFileMetaData().getKeyValueMetaData().get("org.apache.spark.sql.parquet.row.metadata")
+        if written is None:
+            raise ValueError(f"{uri} was not written by Spark: it has no Spark schema")
+        return StructType.fromJson(json.loads(written))
+
+    def from_spark_uri(self, spark_uri: str) -> str:
+        """A file named as Spark's input_file_name() names it (a percent-encoded URI) as ``list_files`` names it."""
+        return self._path_class(self._jvm.java.net.URI.create(spark_uri)).toString()
+
     def read_text(self, uri: str) -> str:
         stream = self._fs(uri).open(self._path(uri))
         try:
@@ -116,12 +135,31 @@ class LakeStorage:
         if fs.getScheme() != "file":
             self._write(fs, path, text)
             return
-        raw = fs.getRawFileSystem()  # without Hadoop's .crc files, whose two renames would not be one
         temporary = self._path_class(path.getParent(), f".{path.getName()}.{uuid.uuid4().hex}.tmp")
-        self._write(raw, temporary, text)
-        raw.delete(fs.getChecksumFile(path), False)  # an old checksum would not match the new bytes
-        if not raw.rename(temporary, path):
-            raise OSError(f"could not replace {uri}")
+        self._write(fs.getRawFileSystem(), temporary, text)
+        self._rename_over(fs, temporary, path)
+
+    def replace(self, source: str, target: str) -> None:
+        """Replace the file ``target`` with the file ``source`` so that a reader sees the old bytes or the new, never
+        neither: on a local disk a rename over it; elsewhere (S3) a copy over the same key, which S3 makes visible
+        at once, then ``source`` is removed. Repeatable while ``source`` exists."""
+        fs, path = self._fs(target), self._path(target)
+        if fs.getScheme() == "file":
+            self._rename_over(fs, self._path(source), path)
+            return
+        jvm = self._jvm.org.apache.hadoop.fs
+        if not jvm.FileUtil.copy(self._fs(source), self._path(source), fs, path, False, True, self._conf):
+            raise OSError(f"could not copy {source} over {target}")
+        self.delete(source)
+
+    @staticmethod
+    def _rename_over(fs, source, target) -> None:
+        """One rename of the raw file system (without Hadoop's .crc files, whose two renames would not be one)."""
+        raw = fs.getRawFileSystem()
+        raw.delete(fs.getChecksumFile(target), False)  # an old checksum would not match the new bytes
+        if not raw.rename(source, target):
+            raise OSError(f"could not replace {target}")
+        raw.delete(fs.getChecksumFile(source), False)
 
     @staticmethod
     def _write(fs, path, text: str) -> None:

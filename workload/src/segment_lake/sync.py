@@ -15,6 +15,7 @@ from . import write
 from .catalog import Catalog, TableChange
 from .column_types import ColumnType
 from .dedup import DEDUP_WINDOW_DAYS, DUPLICATE_COLUMNS, duplicate_rows
+from .deletion import finish_deletion
 from .discover import new_files, read_lines
 from .errors import InvalidSettings, classify, jvm_failure, missing_input
 from .infer import Observed, TableSchema, observe, plan_schema
@@ -28,7 +29,7 @@ from .route import partition_keys, partition_values
 from .session import jvm_exit_code
 from .settings import SyncSettings
 from .state import RunManifest, SourceState, new_run_id
-from .storage import LakeStorage, join, relative_path, write_text_without_spark
+from .storage import LakeStorage, join, relative_path, shown, write_text_without_spark
 from .suppression import SuppressionList, is_suppressed
 from .sync_reports import REPORTS_DATABASE, register_reports
 
@@ -114,15 +115,10 @@ class Sync:
                            workspace_id=self.settings.workspace_id, emr_cluster_id=_emr_cluster_id(),
                            s3_bucket=_bucket(self.lake))
         self.lock.run_id = result.run_id
-        taken_over = self.lock.acquire(now)
-        if taken_over:
-            self.progress(f"lock: took over the expired lock of {taken_over}")
-        keeping = self.lock.keep_alive()
-        try:
+        with self.lock.held(now) as taken_over:
+            if taken_over:
+                self.progress(f"lock: took over the expired lock of {taken_over}")
             return self._run_locked(result)
-        finally:
-            keeping.set()
-            self.lock.release()
 
     def _run_locked(self, result: RunResult) -> RunResult:
         try:
@@ -150,6 +146,7 @@ class Sync:
         """The stages, each returning a typed result; the report takes its counts from them as they finish
         (a failed run's report has those of the stages it completed)."""
         with self.progress.stage("discover") as done:
+            finish_deletion(self.storage, self.layout, self.progress)  # one a crash stopped: before anything else
             manifest = self._manifest(result)
             redo = manifest.run_id != result.run_id
             done(f"redoing unfinished run {manifest.run_id} over {count(len(manifest.files), 'file')}" if redo
@@ -408,9 +405,9 @@ class Sync:
         """Where a run left what a user looks at next: its report, and the rejected lines, duplicates
         and discarded values it recorded (when it recorded any)."""
         database, prefix, run = self.settings.database, self.settings.table_name_prefix, result.run_id
-        lines = [f"report: {_shown(self.layout.report(run, result.start_time))}"]
+        lines = [f"report: {shown(self.layout.report(run, result.start_time))}"]
         if result.rejected_count:
-            lines.append(f"rejected lines: {_shown(self.layout.rejected_of_run(run))}/")
+            lines.append(f"rejected lines: {shown(self.layout.rejected_of_run(run))}/")
         if result.duplicate_count:
             lines.append(f"duplicates: {database}.{prefix}{DUPLICATES_TABLE} where run_id = '{run}'")
         if result.discarded_value_count:
@@ -436,11 +433,6 @@ def source_lock(spark: SparkSession, layout: LakeLayout) -> SourceLock:
     endpoint = spark.sparkContext._jsc.hadoopConfiguration().get("fs.s3a.endpoint")
     return SourceLock(lock_store(join(layout.state, "lock.json"), endpoint if endpoint and "://" in endpoint else None),
                       layout.source_id, default_holder())
-
-
-def _shown(uri: str) -> str:
-    """A local file as a path, anything else as its URI."""
-    return uri[len("file:"):].replace("///", "/", 1) if uri.startswith("file:") else uri
 
 
 def _bucket(lake: str) -> str | None:
