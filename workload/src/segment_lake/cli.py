@@ -255,13 +255,13 @@ def run_delete_users(args: argparse.Namespace) -> int:
     storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
     lock = source_lock(spark, layout)
     with lock.held():
-        deletion = UserDeletion(spark, storage, layout, progress=lambda line: print(line, file=sys.stderr),
+        deletion = UserDeletion(spark, storage, layout, progress=lambda line: print(f"segment-lake: {line}", file=sys.stderr),
                                 check=lock.check)
         report = deletion.run(tuple(args.user_id), tuple(args.anonymous_id))
     print(f"deleted {count(report['rows_deleted'], 'row')} of {count(len(ids), 'id')} from "
           f"{count(len(report['tables']), 'table')} ({count(report['files_rewritten'], 'file')} rewritten, "
-          f"{report['files_removed']} removed), {count(report['discarded_values_deleted'], 'discarded value')} and "
-          f"{count(report['duplicates_deleted'], 'duplicate')} recorded; the ids are suppressed")
+          f"{report['files_removed']} removed), with {count(report['discarded_values_deleted'], 'discarded value')} and "
+          f"{count(report['duplicates_deleted'], 'recorded duplicate')}; the ids are suppressed")
     print(f"  report: {shown(layout.deletion_report(report['deletion_id']))}")
     return 0
 
