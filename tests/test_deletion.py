@@ -103,6 +103,36 @@ def test_delete_users_removes_every_row_of_theirs_and_nothing_else(spark, tmp_pa
     assert (again["rows_deleted"], again["files_rewritten"], again["files_removed"]) == (0, 0, 0)
 
 
+def test_delete_users_on_s3_with_glue(spark, s3a, glue_client):
+    """On S3 a file is replaced by a copy over its key (s3a), and the Glue catalog needs no change."""
+    s3 = s3a("deletion-lake")
+
+    def put(name: str, events: list[dict]) -> None:
+        s3.put_object(Bucket="deletion-lake", Key=f"segment-logs/del2/1704153600000/{name}",
+                      Body="".join(json.dumps(e) + "\n" for e in events).encode())
+
+    lake = Lake(spark, make_catalog("glue", spark, glue_client), "s3", "s3a://deletion-lake",
+                "s3a://deletion-lake/segment-logs/del2", "del2", "deletion_s3")
+    put("1.json", [event("page", "m1", "2024-01-02T01:00:00Z", userId="u1"),
+                   event("page", "m2", "2024-01-02T01:05:00Z", userId="u2"),
+                   event("identify", "m3", "2024-01-02T01:10:00Z", userId="u1")])
+    lake.sync()
+    put("2.json", [event("page", "m4", "2024-01-02T02:00:00Z", userId="u1")])
+    lake.sync()
+    page_files = sorted(lake.data_files("page"))
+
+    report = UserDeletion(spark, lake.storage, lake.layout, progress=lambda line: None).run(("u1",), ())
+
+    assert (report["rows_deleted"], report["files_rewritten"], report["files_removed"]) == (3, 1, 2)
+    assert [r["message_id"] for r in lake.rows("page")] == ["m2"]
+    assert lake.rows("identify") == []
+    assert sorted(lake.data_files("page")) == page_files[:1]  # the rewritten file kept its key
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket="deletion-lake").get("Contents", [])
+            if not o["Key"].endswith("/")]  # s3a's folder markers
+    assert not [k for k in keys if k.startswith("segment-stage/") or k.endswith("deletion.json")], keys
+    assert f"segment-data/deletions/del2/{report['deletion_id']}.json" in keys
+
+
 def test_a_deletion_killed_at_any_write_leaves_every_file_whole(spark, tmp_path):
     summary = deletion_crash_points.run_trials(spark, tmp_path, trials=5, events=1500, seed=5)
     assert summary["trials"] == 5 and summary["crash_points"] == 5 and summary["files_changed"] > 2
