@@ -3,9 +3,11 @@ files holding them change, the ids stay suppressed, and a crash at any write lea
 import json
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import deletion_crash_points
+from crash_points import Died
 from lake_events import event
 from sync_harness import Lake, make_catalog
 
@@ -29,6 +31,8 @@ def test_users_rows_matches_ids_as_text_and_skips_absent_columns(spark):
     numbers = spark.createDataFrame([(42,), (7,)], "user_id bigint")
     assert numbers.where(users_rows(numbers.schema, ("42",), ("a1",))).count() == 1
     assert numbers.where(users_rows(numbers.schema, (), ("a1",))).count() == 0  # no anonymous_id column: nobody's
+    decimals = spark.createDataFrame([(Decimal("7.000000"),), (Decimal("7.500000"),)], "user_id decimal(38,6)")
+    assert [r[0] for r in decimals.where(users_rows(decimals.schema, ("7", "abc"), ())).collect()] == [Decimal("7")]
 
 
 def test_the_journal_round_trips_and_the_report_sums_it():
@@ -61,33 +65,47 @@ def test_delete_users_removes_every_row_of_theirs_and_nothing_else(spark, tmp_pa
         event("page", "m8", "2024-01-02T01:35:00Z", userId="u1", properties={"count": "many"}),  # a discarded value
         event("page", "m9", "2024-01-02T01:40:00Z", userId="u2", properties={"count": "lots"}),
         event("identify", "m10", "2024-01-02T01:45:00Z", userId="u2"),
+        event("track", "m13", "2024-01-02T01:50:00Z", event="Numeric", userId="u1"),  # text in a bigint column
+        event("page", "m14", "2024-01-02T01:55:00Z", userId="u2", properties={"color": "red"}),  # a new column
     ])
     second = lake.sync()
-    assert second.duplicate_count == 1 and second.discarded_value_count == 2
+    assert second.duplicate_count == 1 and second.discarded_value_count == 3
     assert lake.columns("track_numeric") and dict(lake.columns("track_numeric"))["user_id"] == "bigint"
     storage = lake.storage
     untouched = {uri: Path(uri[len("file:"):]).read_bytes() for uri in lake.data_files("identify")
                  if "m10" in {r["message_id"] for r in spark.read.parquet(uri).collect()}}
     assert len(untouched) == 1
+    schemas = {uri: storage.parquet_schema(uri) for uri in lake.data_files("page")}
+    discards = [{r["message_id"] for r in spark.read.parquet(f.uri).collect()}
+                for f in storage.list_files(lake.layout.discards) if f.uri.endswith(".parquet")]
+    doomed = {"m8", "m13"}  # the discards files are written one per task: count what each holds
+    discards_rewritten = sum(1 for ids in discards if ids & doomed and ids - doomed)
+    discards_removed = sum(1 for ids in discards if ids <= doomed)
+    assert len({len(schema.fields) for schema in schemas.values()}) == 2  # the second sync's file has one more
 
     report = UserDeletion(spark, storage, lake.layout, progress=lambda line: None).run(("u1", "7"), ("a1",))
 
-    assert [r["message_id"] for r in lake.rows("page")] == ["m3", "m9"]
+    assert [r["message_id"] for r in lake.rows("page")] == ["m14", "m3", "m9"]
     assert [r["message_id"] for r in lake.rows("identify")] == ["m10"]
     assert lake.rows("track_signed_up") == [] and lake.rows("track_numeric") == []
     assert [(r["message_id"], r["value"]) for r in lake.discards()] == [("m9", "lots")]
+    # a rewritten file keeps its own schema (the older one does not gain the newer column)
+    assert {uri: [(f.name, f.dataType) for f in storage.parquet_schema(uri).fields] for uri in schemas} == {
+        uri: [(f.name, f.dataType) for f in schema.fields] for uri, schema in schemas.items()}
     assert not [f for f in storage.list_files(SourceState(storage, lake.layout.state).duplicates_uri)
                 if f.uri.endswith(".parquet")]
     assert {uri: Path(uri[len("file:"):]).read_bytes() for uri in untouched} == untouched  # only affected files change
     assert (report["rows_deleted"], report["tables"], report["discarded_values_deleted"],
             report["duplicates_deleted"], report["files_rewritten"], report["files_removed"]) == (
-        6, {"identify": 1, "page": 3, "track_numeric": 1, "track_signed_up": 1}, 1, 1, 3, 4)
+        7, {"identify": 1, "page": 3, "track_numeric": 2, "track_signed_up": 1}, 2, 1, 2 + discards_rewritten,
+        4 + 1 + discards_removed)  # tables: page twice rewritten, four files removed; the duplicates' one removed
     written = json.loads(storage.read_text(lake.layout.deletion_report(report["deletion_id"])))
     assert written == report
     assert not storage.exists(SourceState(storage, lake.layout.state).deletion_uri)
-    assert not storage.list_files(lake.layout.stage("deletion"))
+    assert not storage.exists(SourceState(storage, lake.layout.state).deletion_stage_uri)
     # the catalog reads the rewritten tables
-    assert [r[0] for r in spark.sql("select message_id from deletion_db.page order by 1").collect()] == ["m3", "m9"]
+    assert [r[0] for r in spark.sql("select message_id from deletion_db.page order by 1").collect()] == [
+        "m14", "m3", "m9"]
 
     # deletion implies suppression: the same users' events delivered again do not land
     suppressed = SuppressionList(storage, SourceState(storage, lake.layout.state).suppressed_uri).read()
@@ -97,7 +115,7 @@ def test_delete_users_removes_every_row_of_theirs_and_nothing_else(spark, tmp_pa
                            event("page", "m12", "2024-01-02T09:25:00Z", userId="u2")])
     third = lake.sync()
     assert (third.suppressed_count, third.row_count) == (2, 1)
-    assert [r["message_id"] for r in lake.rows("page")] == ["m12", "m3", "m9"]
+    assert [r["message_id"] for r in lake.rows("page")] == ["m12", "m14", "m3", "m9"]
 
     again = UserDeletion(spark, storage, lake.layout, progress=lambda line: None).run(("u1",), ())
     assert (again["rows_deleted"], again["files_rewritten"], again["files_removed"]) == (0, 0, 0)
@@ -129,8 +147,45 @@ def test_delete_users_on_s3_with_glue(spark, s3a, glue_client):
     assert sorted(lake.data_files("page")) == page_files[:1]  # the rewritten file kept its key
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket="deletion-lake").get("Contents", [])
             if not o["Key"].endswith("/")]  # s3a's folder markers
-    assert not [k for k in keys if k.startswith("segment-stage/") or k.endswith("deletion.json")], keys
+    assert not [k for k in keys if k.startswith("segment-stage/") or "/deletion.json" in k or "/deletion-stage/" in k]
     assert f"segment-data/deletions/del2/{report['deletion_id']}.json" in keys
+
+
+class StopAfterTheJournal:
+    """Storage whose process dies right after the deletion's journal is written."""
+
+    def __init__(self, storage) -> None:
+        self._storage = storage
+
+    def __getattr__(self, name):
+        return getattr(self._storage, name)
+
+    def write_text(self, uri, text):
+        self._storage.write_text(uri, text)
+        if uri.endswith("/deletion.json"):
+            raise Died(uri)
+
+
+def test_a_staged_file_gone_before_its_switch_is_reported_and_the_rerun_deletes(spark, tmp_path):
+    _write(tmp_path / "input" / "1704153600000", "1.json", [event("page", "m1", "2024-01-02T01:00:00Z", userId="u1"),
+                                                             event("page", "m2", "2024-01-02T01:05:00Z", userId="u2")])
+    lake = Lake(spark, make_catalog("local", spark, None), "local", f"file://{tmp_path}/lake",
+                f"file://{tmp_path}/input", "del3", "deletion_db3")
+    lake.sync()
+    storage, state = lake.storage, SourceState(lake.storage, lake.layout.state)
+    try:
+        UserDeletion(spark, StopAfterTheJournal(storage), lake.layout, progress=lambda line: None).run(("u1",), ())
+        raise AssertionError("the deletion outlived its journal")
+    except Died:
+        pass
+    journal = Journal.from_json(storage.read_text(state.deletion_uri))
+    storage.delete(state.deletion_stage_uri, recursive=True)  # by hand, say
+    said = []
+    report = UserDeletion(spark, storage, lake.layout, progress=said.append).run(("u1",), ())
+    first = json.loads(storage.read_text(lake.layout.deletion_report(journal.deletion_id)))
+    assert first["files_not_switched"] == [journal.rewrites[0].file]
+    assert "still hold the users' rows" in said[1] and "run delete-users again" in said[1]
+    assert report["rows_deleted"] == 1 and [r["message_id"] for r in lake.rows("page")] == ["m2"]
 
 
 def test_a_deletion_killed_at_any_write_leaves_every_file_whole(spark, tmp_path):

@@ -254,6 +254,7 @@ def run_delete_users(args: argparse.Namespace) -> int:
     spark, settings = _lake_session(args, "segment-lake delete-users")
     storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
     lock = source_lock(spark, layout)
+    lock.run_id = "delete-users"  # named to a sync refused meanwhile
     with lock.held():
         deletion = UserDeletion(spark, storage, layout, progress=lambda line: print(f"segment-lake: {line}", file=sys.stderr),
                                 check=lock.check)

@@ -2,31 +2,37 @@
 
 Their ids join the source's suppression list first, so that no later sync or replay of the same raw events lands
 them again. Then the deletion finds the files that hold their rows (in every table of the source, the discarded
-values and the duplicates' record), writes each of those files again without the rows into the stage, and records
-old -> new in a journal (``state/<source>/deletion.json``). Only then does a lake file change: each is replaced
-under its own name (``LakeStorage.replace``), or removed when none of its rows is left, so a reader sees each file
-whole, before or after, never both and never neither. A crash before the journal leaves the lake as it was (run
-the command again); a crash after it is finished by the next deletion or sync of the source (``finish_deletion``).
+values and the duplicates' record), writes each of those files again without the rows into a stage kept with the
+source's state (``state/<source>/deletion-stage/``: no lifecycle rule expires it), checks every staged file's row
+count against its original's, and records old -> new in a journal (``state/<source>/deletion.json``). Only then
+does a lake file change: each is replaced under its own name (``LakeStorage.replace``), or removed when none of its
+rows is left, so a reader sees each file whole, before or after, never both and never neither. A crash before the
+journal leaves the lake as it was (run the command again); a crash after it is finished by the next deletion or sync
+of the source (``finish_deletion``).
 
-Untouched: the raw input (``segment-logs/``, the user's own), rejected lines (not events: nothing in them is known
-to be a user's), and the landed index (messageIds and times, which keep a redelivered event from landing twice).
+Untouched: the raw input (``segment-logs/``, the user's own), rejected lines (they keep the raw line, which may name
+the user, but they are not events: nothing in them is known to be a user's), and the landed index (messageIds and
+times, which keep a redelivered event from landing twice).
 """
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import DecimalType, LongType, StringType, StructType
 
 from .layout import LakeLayout
 from .state import SourceState, new_run_id
 from .storage import LakeStorage, join, relative_path
 from .suppression import SuppressionList
+from .write import PARQUET_SETTINGS
 
 DISCARDS, DUPLICATES = "discards", "duplicates"  # the datasets beside the tables
 USER_COLUMNS = {"user_id": "user_ids", "anonymous_id": "anonymous_ids"}  # column -> the ids it is matched with
@@ -36,12 +42,15 @@ EVENT_COLUMNS = ("message_id", "received_at", "user_id", "anonymous_id")  # what
 @dataclass(frozen=True)
 class Rewrite:
     """One lake file of a dataset (a table, ``discards`` or ``duplicates``) and its rewritten bytes in
-    the stage (None: none of its rows is left, the file goes), with the rows deleted from it."""
+    the stage (None: none of its rows is left, the file goes), with the rows deleted from it and both sizes in bytes
+    (a staged file found gone while its original is unchanged is then known not to have been switched)."""
 
     dataset: str
     file: str
     staged: str | None
     deleted: int
+    size: int = 0
+    staged_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -77,88 +86,144 @@ def deletion_report(journal: Journal, finish_time: datetime) -> dict:
             "tables": dict(sorted(tables.items())), "discarded_values_deleted": rows.get(DISCARDS, 0),
             "duplicates_deleted": rows.get(DUPLICATES, 0),
             "files_rewritten": sum(1 for r in journal.rewrites if r.staged is not None),
-            "files_removed": sum(1 for r in journal.rewrites if r.staged is None)}
+            "files_removed": sum(1 for r in journal.rewrites if r.staged is None), "files_not_switched": []}
 
 
 def users_rows(schema: StructType, user_ids: tuple[str, ...], anonymous_ids: tuple[str, ...]) -> Column:
-    """True for a row of one of the users (ids compared as text, as a numeric userId lands in a bigint column);
-    rows of a table without the column are nobody's."""
+    """True for a row of one of the users: text columns match the ids as given, number columns their value (``7``
+    matches a bigint 7 and a decimal 7.000000); rows of a table without the column are nobody's."""
     ids = {"user_ids": user_ids, "anonymous_ids": anonymous_ids}
-    matches = [F.col(column).cast("string").isin(list(ids[kind])) for column, kind in USER_COLUMNS.items()
-               if ids[kind] and column in schema.fieldNames()]
+    types = {f.name: f.dataType for f in schema.fields}
     either = F.lit(False)
-    for match in matches:
-        either = either | match
+    for column, kind in USER_COLUMNS.items():
+        values = _as_type(ids[kind], types[column]) if column in types else []
+        if values:
+            either = either | F.col(column).isin(values)
     return F.coalesce(either, F.lit(False))
 
 
+def _as_type(ids: tuple[str, ...], data_type) -> list:
+    """The ids a column of ``data_type`` can hold, as its values."""
+    if isinstance(data_type, StringType):
+        return list(ids)
+    if isinstance(data_type, LongType):
+        return [int(v) for v in ids if re.fullmatch(r"-?\d{1,18}", v)]
+    if isinstance(data_type, DecimalType):
+        values = []
+        for v in ids:
+            try:
+                number = Decimal(v)
+            except InvalidOperation:
+                continue
+            if number.is_finite():
+                values.append(number)
+        return values
+    return []
+
+
 def mark_events(frame: DataFrame, events: DataFrame, time_column: str) -> DataFrame:
-    """``frame`` with ``_doomed``: its row's messageId and ``time_column`` are those of one of ``events``."""
+    """``frame`` with ``_doomed`` (or'ed with any it has): its row's messageId and ``time_column`` are those of one of
+    ``events``."""
     keys = events.select(F.col("message_id").alias("_id"), F.col("received_at").alias("_at")).distinct()
     joined = frame.join(keys, (frame["message_id"] == keys["_id"]) & frame[time_column].eqNullSafe(keys["_at"]),
                         "left")
-    return joined.withColumn("_doomed", F.col("_id").isNotNull()).drop("_id", "_at")
+    doomed = F.col("_id").isNotNull()
+    if "_doomed" in frame.columns:
+        doomed = doomed | F.col("_doomed")
+    return joined.withColumn("_doomed", doomed).drop("_id", "_at")
 
 
 class UserDeletion:
     """Deletes users from one source's lake; the caller holds the source's lock (``check`` is called before the
-    lake changes)."""
+    lake changes, and before each file's switch)."""
 
     def __init__(self, spark: SparkSession, storage: LakeStorage, layout: LakeLayout,
                  progress: Callable[[str], None] = print, check: Callable[[], None] = lambda: None) -> None:
         self.spark, self.storage, self.layout = spark, storage, layout
         self.state = SourceState(storage, layout.state)
-        self.stage = layout.stage("deletion")
+        self.stage = self.state.deletion_stage_uri
         self.progress, self.check = progress, check
 
     def run(self, user_ids: tuple[str, ...], anonymous_ids: tuple[str, ...], now: datetime | None = None) -> dict:
         """Deletes the rows of these ids; returns the deletion's report."""
         now = now or datetime.now(UTC)
-        finish_deletion(self.storage, self.layout, self.progress)
+        finish_deletion(self.storage, self.layout, self.progress, self.check)  # also clears a dead one's stage
         SuppressionList(self.storage, self.state.suppressed_uri).add(list(user_ids), list(anonymous_ids), now)
-        self.storage.delete(self.stage, recursive=True)  # what a deletion that died before its journal staged
         journal = Journal(new_run_id(now), self.layout.source_id, now.isoformat(), user_ids, anonymous_ids)
         rewrites = self._plan(journal)
+        self._verify(rewrites)
         journal = Journal(**{**journal.__dict__, "rewrites": tuple(rewrites)})
         self.check()  # the lake changes from here on
         self.storage.write_text(self.state.deletion_uri, journal.to_json())
-        return finish_deletion(self.storage, self.layout, self.progress)
+        return finish_deletion(self.storage, self.layout, self.progress, self.check)
 
     def _plan(self, journal: Journal) -> list[Rewrite]:
         """Finds the users' rows and stages every affected file without them."""
         tables = self._table_files()
+        discards = self._files(self.layout.discards)
+        # a user id of another type than its column's is not in the table but among the discarded values
+        discarded = self._discarded_users(discards, journal)
         schemas = {table: self.storage.parquet_schema(max(files, key=_file_name)) for table, files in tables.items()}
+
+        def mark_table(frame: DataFrame) -> DataFrame:
+            frame = frame.withColumn("_doomed", users_rows(frame.schema, journal.user_ids, journal.anonymous_ids))
+            return mark_events(frame, discarded, "received_at") if discarded is not None else frame
+
         events_uri = join(self.stage, "events")
-        counts = self._find_in_tables(tables, schemas, journal, events_uri)
+        counts = self._find_in_tables(tables, schemas, mark_table, events_uri)
         rewrites = []
         for slot, (table, files) in enumerate(sorted(tables.items())):
-            affected = {file: counts[file] for file in files if file in counts}
+            affected = {file: counts.pop(file) for file in files if file in counts}
             if affected:
-                schema = schemas[table]
-                rewrites += self._rewrite(table, f"t{slot}", affected, schema,
-                                          lambda frame, s=schema: frame.withColumn(
-                                              "_doomed", users_rows(s, journal.user_ids, journal.anonymous_ids)))
-        if counts:
+                rewrites += self._rewrite(table, f"t{slot}", affected, mark_table)
+        if counts:  # every file a row was found in is one of the listed
+            raise RuntimeError(f"rows of the users were found in files not listed: {sorted(counts)[:3]}")
+        if rewrites:
             events = self.spark.read.parquet(events_uri)
-            for dataset, root, time_column in ((DISCARDS, self.layout.discards, "received_at"),
-                                               (DUPLICATES, self.state.duplicates_uri, "original_received_at")):
-                files = [info.uri for info in self.storage.list_files(root) if info.uri.endswith(".parquet")]
+            for dataset, files, time_column in ((DISCARDS, discards, "received_at"),
+                                                (DUPLICATES, self._files(self.state.duplicates_uri),
+                                                 "original_received_at")):
                 if files:
-                    rewrites += self._rewrite_marked(dataset, files, lambda frame, t=time_column: mark_events(
-                        frame, events, t))
+                    mark = lambda frame, t=time_column: mark_events(frame, events, t)  # noqa: E731
+                    frame = mark(self._read(files))
+                    affected = self._per_file(frame.where("_doomed"))
+                    rewrites += self._rewrite(dataset, dataset, affected, mark) if affected else []
         return rewrites
+
+    def _files(self, root: str) -> list[str]:
+        return [info.uri for info in self.storage.list_files(root) if info.uri.endswith(".parquet")]
+
+    def _read(self, files: list[str], schema: StructType | None = None) -> DataFrame:
+        """The files' rows with ``_file``, each file's name as Spark gives it; by default with the newest's schema."""
+        schema = schema or self.storage.parquet_schema(max(files, key=_file_name))
+        return self.spark.read.schema(schema).parquet(*files).withColumn("_file", F.input_file_name())
 
     def _table_files(self) -> dict[str, list[str]]:
         """Every table's Parquet files, by the table's name in the lake (its folder ``segment_type=<name>``)."""
         tables: dict[str, list[str]] = defaultdict(list)
-        for info in self.storage.list_files(self.layout.tables):
-            folder = relative_path(info.uri, self.layout.tables).split("/", 1)[0]
-            if info.uri.endswith(".parquet") and folder.startswith("segment_type="):
-                tables[folder[len("segment_type="):]].append(info.uri)
+        for uri in self._files(self.layout.tables):
+            folder = relative_path(uri, self.layout.tables).split("/", 1)[0]
+            if folder.startswith("segment_type="):
+                tables[folder[len("segment_type="):]].append(uri)
         return dict(tables)
 
-    def _find_in_tables(self, tables: dict[str, list[str]], schemas: dict[str, StructType], journal: Journal,
-                        events_uri: str) -> dict[str, tuple[str, int]]:
+    def _discarded_users(self, discards: list[str], journal: Journal) -> DataFrame | None:
+        """The events (message_id, received_at) whose user id or anonymous id of the users was discarded, or None."""
+        if not discards:
+            return None
+        ids = {"user_ids": journal.user_ids, "anonymous_ids": journal.anonymous_ids}
+        match = F.lit(False)
+        for column, kind in USER_COLUMNS.items():
+            if ids[kind]:
+                match = match | ((F.col("column_name") == column) & F.col("value").isin(list(ids[kind])))
+        events = self._read(discards).where(match).select("message_id", "received_at")
+        uri = join(self.stage, "discarded-users")
+        events.write.mode("overwrite").parquet(uri)
+        found = self.spark.read.parquet(uri)
+        return found if found.limit(1).count() else None
+
+    def _find_in_tables(self, tables: dict[str, list[str]], schemas: dict[str, StructType],
+                        mark: Callable[[DataFrame], DataFrame], events_uri: str) -> dict[str, tuple[str, int]]:
         """Rows of the users per file of every table; their messageIds and times go to ``events_uri``. One read per
         set of tables whose user columns have the same types (a bigint userId cannot be read as text)."""
         groups: dict[str, list[str]] = defaultdict(list)
@@ -169,10 +234,7 @@ class UserDeletion:
             groups[schema.json()] += files
         found = None
         for key, files in groups.items():
-            schema = narrow[key]
-            rows = (self.spark.read.schema(schema).parquet(*files)
-                    .where(users_rows(schema, journal.user_ids, journal.anonymous_ids))
-                    .select(F.input_file_name().alias("_file"), "message_id", "received_at"))
+            rows = mark(self._read(files, narrow[key])).where("_doomed").select("_file", "message_id", "received_at")
             found = rows if found is None else found.unionByName(rows)
         if found is None:
             return {}
@@ -184,54 +246,75 @@ class UserDeletion:
         return {self.storage.from_spark_uri(row["_file"]): (row["_file"], row["count"])
                 for row in doomed.groupBy("_file").count().collect()}
 
-    def _rewrite_marked(self, dataset: str, files: list[str],
-                        mark: Callable[[DataFrame], DataFrame]) -> list[Rewrite]:
-        """Rewrites the files of a dataset that hold rows ``mark`` dooms."""
-        schema = self.storage.parquet_schema(max(files, key=_file_name))
-        frame = mark(self.spark.read.schema(schema).parquet(*files).withColumn("_file", F.input_file_name()))
-        affected = self._per_file(frame.where("_doomed"))
-        return self._rewrite(dataset, dataset, affected, schema, mark) if affected else []
-
-    def _rewrite(self, dataset: str, slot: str, affected: dict[str, tuple[str, int]], schema: StructType,
+    def _rewrite(self, dataset: str, slot: str, affected: dict[str, tuple[str, int]],
                  mark: Callable[[DataFrame], DataFrame]) -> list[Rewrite]:
-        """Writes each affected file again without its doomed rows, with the dataset's ``schema``, one staged file
-        per file (``<slot>/n=<i>/``; none when no row is left)."""
-        files = sorted(affected)
-        index = self.spark.createDataFrame([(affected[f][0], i) for i, f in enumerate(files)],
-                                           "_file string, n int")
-        frame = mark(self.spark.read.schema(schema).parquet(*files).withColumn("_file", F.input_file_name()))
-        kept = frame.where(~F.col("_doomed")).join(F.broadcast(index), "_file").select(*schema.fieldNames(), "n")
-        folder = join(self.stage, slot)
-        kept.repartition("n").write.partitionBy("n").parquet(folder)
-        staged: dict[int, str] = {}
-        for info in self.storage.list_files(folder):
-            if info.uri.endswith(".parquet"):
-                number = int(relative_path(info.uri, folder).split("/", 1)[0][len("n="):])
-                if number in staged:
-                    raise RuntimeError(f"rewriting {files[number]} gave more than one file")
-                staged[number] = info.uri
-        return [Rewrite(dataset, file, staged.get(i), affected[file][1]) for i, file in enumerate(files)]
+        """Writes each affected file again without its doomed rows and with its own schema, one staged file per file
+        (``<slot>-<schema>/n=<i>/``; none when no row is left). Files of one schema are written by one Spark job."""
+        by_schema: dict[str, list[str]] = defaultdict(list)
+        schemas: dict[str, StructType] = {}
+        for file in sorted(affected):
+            schema = self.storage.parquet_schema(file)
+            schemas[schema.json()] = schema
+            by_schema[schema.json()].append(file)
+        rewrites = []
+        for group, (key, files) in enumerate(by_schema.items()):
+            schema = schemas[key]
+            index = self.spark.createDataFrame([(affected[f][0], i) for i, f in enumerate(files)], "_file string, n int")
+            kept = (mark(self._read(files, schema)).where(~F.col("_doomed")).join(F.broadcast(index), "_file")
+                    .select(*schema.fieldNames(), "n"))
+            folder = join(self.stage, f"{slot}-{group}")
+            kept.repartition("n").write.options(**PARQUET_SETTINGS).partitionBy("n").parquet(folder)
+            staged: dict[int, tuple[str, int]] = {}
+            for info in self.storage.list_files(folder):
+                if info.uri.endswith(".parquet"):
+                    number = int(relative_path(info.uri, folder).split("/", 1)[0][len("n="):])
+                    if number in staged:
+                        raise RuntimeError(f"rewriting {files[number]} gave more than one file")
+                    staged[number] = (info.uri, info.size)
+            rewrites += [Rewrite(dataset, file, staged[i][0] if i in staged else None, affected[file][1],
+                                 self.storage.size(file) or 0, staged[i][1] if i in staged else 0)
+                         for i, file in enumerate(files)]
+        return rewrites
+
+    def _verify(self, rewrites: list[Rewrite]) -> None:
+        """Every staged file holds its original's rows but the deleted ones (from the files' footers), before the
+        journal lets the switch begin."""
+        for rewrite in rewrites:
+            kept = self.storage.parquet_rows(rewrite.staged) if rewrite.staged else 0
+            before = self.storage.parquet_rows(rewrite.file)
+            if kept != before - rewrite.deleted:
+                raise RuntimeError(f"the rewrite of {rewrite.file} holds {kept} rows, not {before} - {rewrite.deleted}: "
+                                   f"nothing was changed; run delete-users again")
 
 
-def finish_deletion(storage: LakeStorage, layout: LakeLayout,
-                    progress: Callable[[str], None] = print) -> dict | None:
+def finish_deletion(storage: LakeStorage, layout: LakeLayout, progress: Callable[[str], None] = print,
+                    check: Callable[[], None] = lambda: None) -> dict | None:
     """Switches the files of the source's journaled deletion (again, if a crash stopped it), writes its report and
-    clears the journal and the stage; its report, or None when no deletion was journaled."""
+    clears the journal and the stage; its report, or None when no deletion was journaled (a stage left by one that
+    died before its journal is removed). ``check`` runs before each file: the caller still holds the lock."""
     state = SourceState(storage, layout.state)
     if not storage.exists(state.deletion_uri):
+        storage.delete(state.deletion_stage_uri, recursive=True)
         return None
     journal = Journal.from_json(storage.read_text(state.deletion_uri))
+    not_switched = []
     for rewrite in journal.rewrites:
+        check()
         if rewrite.staged is None:
             storage.delete(rewrite.file)
         elif storage.exists(rewrite.staged):  # gone once it replaced the file
             storage.replace(rewrite.staged, rewrite.file)
-    report = deletion_report(journal, datetime.now(UTC))
+        elif rewrite.size != rewrite.staged_size and storage.size(rewrite.file) == rewrite.size:
+            not_switched.append(rewrite.file)  # its staged file was removed by hand: the original is still there
+    report = {**deletion_report(journal, datetime.now(UTC)), "files_not_switched": not_switched}
     storage.write_text(layout.deletion_report(journal.deletion_id), json.dumps(report, indent=1) + "\n")
     storage.delete(state.deletion_uri)
-    storage.delete(layout.stage("deletion"), recursive=True)
+    storage.delete(state.deletion_stage_uri, recursive=True)
     progress(f"deletion {journal.deletion_id}: {report['rows_deleted']} rows deleted, "
              f"{report['files_rewritten']} files rewritten, {report['files_removed']} removed")
+    if not_switched:
+        progress(f"deletion {journal.deletion_id}: the staged rewrites of {len(not_switched)} files were gone, so "
+                 f"they still hold the users' rows (e.g. {not_switched[0]}): run delete-users again with the same ids")
     return report
 
 

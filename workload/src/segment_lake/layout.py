@@ -7,10 +7,10 @@
     segment-data/deletions/<source>/<deletion>.json       what each user deletion removed
     segment-data/state/<source>/pending.json, processed/run_id=<run>.json, landed/run_id=<run>/,
                                duplicates/part-<run>-<n>.snappy.parquet (the dedup window's),
-                               lock.json, suppressed.json, deletion.json (an unfinished deletion's journal)
+                               lock.json, suppressed.json, deletion.json and deletion-stage/ (an unfinished
+                               deletion's journal and rewritten files)
     segment-data/metastore/                                the embedded catalog (local lakes)
     segment-stage/<source>/<run>/                          a run's files before they are published
-    segment-stage/<source>/deletion/                       a deletion's rewritten files before the switch
 """
 from __future__ import annotations
 

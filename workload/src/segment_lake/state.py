@@ -52,6 +52,7 @@ class SourceState:
         self.duplicates_uri = join(self.root, "duplicates")
         self.suppressed_uri = join(self.root, "suppressed.json")
         self.deletion_uri = join(self.root, "deletion.json")
+        self.deletion_stage_uri = join(self.root, "deletion-stage")
 
     def pending(self) -> RunManifest | None:
         if not self.storage.exists(self.pending_uri):

@@ -117,6 +117,11 @@ class LakeStorage:
             raise ValueError(f"{uri} was not written by Spark: it has no Spark schema")
         return StructType.fromJson(json.loads(written))
 
+    def parquet_rows(self, uri: str) -> int:
+        """The rows of a Parquet file (from its footer)."""
+        footer = self._jvm.org.apache.parquet.hadoop.ParquetFileReader.readFooter(self._conf, self._path(uri))
+        return sum(block.getRowCount() for block in footer.getBlocks())
+
     def from_spark_uri(self, spark_uri: str) -> str:
         """A file named as Spark's input_file_name() names it (a percent-encoded URI) as ``list_files`` names it."""
         return self._path_class(self._jvm.java.net.URI.create(spark_uri)).toString()

@@ -146,7 +146,8 @@ class Sync:
         """The stages, each returning a typed result; the report takes its counts from them as they finish
         (a failed run's report has those of the stages it completed)."""
         with self.progress.stage("discover") as done:
-            finish_deletion(self.storage, self.layout, self.progress)  # one a crash stopped: before anything else
+            # one a crash stopped goes first (and a stage left by one that died before its journal)
+            finish_deletion(self.storage, self.layout, self.progress, self.lock.check)
             manifest = self._manifest(result)
             redo = manifest.run_id != result.run_id
             done(f"redoing unfinished run {manifest.run_id} over {count(len(manifest.files), 'file')}" if redo
