@@ -35,15 +35,18 @@ def lake_files(spark, lake: Path) -> dict[str, Counter]:
     return found
 
 
-def heaviest_users(spark, lake: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The two user ids with the most rows, and the anonymous id with the most rows of events without a user id."""
+def users_to_delete(spark, lake: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The user with the most rows, and every user (or anonymous id, without a user id) of the smallest table file,
+    so that the deletion both rewrites files and removes one."""
     from pyspark.sql import functions as F
 
-    rows = spark.read.option("mergeSchema", "true").parquet(str(lake / "segment-data" / "data" / SOURCE))
-    users = [r["user_id"] for r in rows.where("user_id IS NOT NULL").groupBy("user_id").count()
-             .orderBy(F.desc("count"), "user_id").limit(2).collect()]
-    anonymous = [r["anonymous_id"] for r in rows.where("user_id IS NULL").groupBy("anonymous_id").count()
-                 .orderBy(F.desc("count"), "anonymous_id").limit(1).collect()]
+    rows = (spark.read.option("mergeSchema", "true").parquet(str(lake / "segment-data" / "data" / SOURCE))
+            .withColumn("file", F.input_file_name()))
+    smallest = rows.groupBy("file").count().orderBy("count", "file").first()["file"]
+    heaviest = rows.where("user_id IS NOT NULL").groupBy("user_id").count().orderBy(F.desc("count"), "user_id").first()
+    in_smallest = rows.where(F.col("file") == smallest).select("user_id", "anonymous_id").collect()
+    users = sorted({heaviest["user_id"]} | {r["user_id"] for r in in_smallest if r["user_id"] is not None})
+    anonymous = sorted({r["anonymous_id"] for r in in_smallest if r["user_id"] is None})
     return tuple(users), tuple(anonymous)
 
 
@@ -63,7 +66,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
     for batch in (files[: len(files) // 3], files[len(files) // 3: 2 * len(files) // 3], files[2 * len(files) // 3:]):
         _stage_input(batch, source_root, inputs)
         Sync(spark, settings, LocalCatalog(spark), progress=lambda line: None).run()
-    user_ids, anonymous_ids = heaviest_users(spark, base)
+    user_ids, anonymous_ids = users_to_delete(spark, base)
     before = lake_files(spark, base)
 
     def delete(lake: Path, boundaries: Boundaries | None = None) -> None:
@@ -79,6 +82,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
     delete(reference, counting)
     after = lake_files(spark, reference)
     changed = sorted(path for path in before if before[path] != after.get(path))
+    assert any(path not in after for path in changed), "no file was removed"
     assert changed and sum(sum(c.values()) for c in before.values()) > sum(sum(c.values()) for c in after.values())
 
     covered: Counter = Counter()
@@ -111,7 +115,8 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
         results += 1
         shutil.rmtree(lake, ignore_errors=True)
     return {"trials": results, "writes_per_deletion": len(counting.seen), "crash_points": len(covered),
-            "files_changed": len(changed), "covered": dict(sorted(covered.items()))}
+            "files_changed": len(changed), "files_removed": sum(1 for path in changed if path not in after),
+            "covered": dict(sorted(covered.items()))}
 
 
 def main() -> int:
