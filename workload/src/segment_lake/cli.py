@@ -24,32 +24,15 @@ def parser() -> argparse.ArgumentParser:
     sync = commands.add_parser("sync", help="land new raw events of one source in the lake",
                                description="Land the raw Segment events not yet processed as Parquet tables, "
                                            "registered in the catalog, deduplicated by messageId.")
-    sync.add_argument("--source-id", required=True, help="Segment source id")
-    sync.add_argument("--input", required=True,
-                      help="raw events: newline-delimited JSON, optionally .gz, in any folder structure "
-                           "(local path, file://, s3:// or s3a://)")
-    sync.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
-    sync.add_argument("--source-slug", help="source slug; names the default database")
-    sync.add_argument("--glue-database", help="database of the tables (default: slug of the source slug, else of the id)")
-    sync.add_argument("--table-prefix", default="", help="prefix of every table name, e.g. ios_")
-    sync.add_argument("--date-partition", default="day_hour", choices=list(DATE_PARTITIONS),
-                      help="partition layout by receivedAt (default day_hour)")
-    sync.add_argument("--catalog", choices=["local", "glue"], default=_default_catalog(),
-                      help="local: Spark's metastore inside the lake folder; glue: AWS Glue (default on EMR)")
-    sync.add_argument("--aws-region", help="region of the Glue catalog (default: AWS_REGION or boto3's configuration)")
-    sync.add_argument("--workspace-id", help="Segment workspace id, copied into the report")
-    sync.add_argument("--max-records-per-file", type=int, default=5_000_000,
-                      help="split a partition's file beyond this many rows (default 5,000,000)")
-    sync.add_argument("--max-columns-per-table", type=int, default=5_000,
-                      help="a table takes no new column beyond this many; the values of the columns it could not "
-                           "take go to segment_discards (default 5,000)")
-    sync.add_argument("--max-tables-per-source", type=int, default=10_000,
-                      help="no new table beyond this many of the source; the events of the tables it could not "
-                           "create are rejected with the reason (default 10,000; Glue holds 200,000 per database)")
-    sync.add_argument("--driver-memory", help="Spark's heap in local mode, e.g. 4g (default: SEGMENT_LAKE_DRIVER_MEMORY, "
-                                              "else 40%% of this machine's memory, at most 2g)")
-    sync.add_argument("--cores", type=int, help="cores Spark uses in local mode (default: SEGMENT_LAKE_CORES, else all)")
-    sync.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
+    _sync_arguments(sync)
+    replay = commands.add_parser(
+        "replay", help="land again the raw events received in a window of days, without duplicates",
+        description="Land the raw events of the day folders (Segment's <day-epoch-ms>) from --from to --to, whether "
+                    "synced before or not, with the sync's engine, lock and exactly-once state: what the lake already "
+                    "has is dropped as a duplicate. The report says replay: true.")
+    _sync_arguments(replay)
+    replay.add_argument("--from", dest="replay_from", required=True, type=_day, help="first day, YYYY-MM-DD (UTC)")
+    replay.add_argument("--to", dest="replay_to", required=True, type=_day, help="last day, YYYY-MM-DD (UTC)")
 
     gen = commands.add_parser("generate", help="write realistic raw Segment events for tests and benchmarks",
                               description="Write deterministic, realistic raw Segment events in the S3 destination's "
@@ -118,6 +101,44 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _sync_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--source-id", required=True, help="Segment source id")
+    command.add_argument("--input", required=True,
+                         help="raw events: newline-delimited JSON, optionally .gz, in any folder structure "
+                              "(local path, file://, s3:// or s3a://)")
+    command.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
+    command.add_argument("--source-slug", help="source slug; names the default database")
+    command.add_argument("--glue-database", help="database of the tables (default: slug of the source slug, else of the id)")
+    command.add_argument("--table-prefix", default="", help="prefix of every table name, e.g. ios_")
+    command.add_argument("--date-partition", default="day_hour", choices=list(DATE_PARTITIONS),
+                         help="partition layout by receivedAt (default day_hour)")
+    command.add_argument("--catalog", choices=["local", "glue"], default=_default_catalog(),
+                         help="local: Spark's metastore inside the lake folder; glue: AWS Glue (default on EMR)")
+    command.add_argument("--aws-region", help="region of the Glue catalog (default: AWS_REGION or boto3's configuration)")
+    command.add_argument("--workspace-id", help="Segment workspace id, copied into the report")
+    command.add_argument("--max-records-per-file", type=int, default=5_000_000,
+                         help="split a partition's file beyond this many rows (default 5,000,000)")
+    command.add_argument("--max-columns-per-table", type=int, default=5_000,
+                         help="a table takes no new column beyond this many; the values of the columns it could not "
+                              "take go to segment_discards (default 5,000)")
+    command.add_argument("--max-tables-per-source", type=int, default=10_000,
+                         help="no new table beyond this many of the source; the events of the tables it could not "
+                              "create are rejected with the reason (default 10,000; Glue holds 200,000 per database)")
+    command.add_argument("--driver-memory", help="Spark's heap in local mode, e.g. 4g (default: SEGMENT_LAKE_DRIVER_MEMORY, "
+                                                 "else 40%% of this machine's memory, at most 2g)")
+    command.add_argument("--cores", type=int, help="cores Spark uses in local mode (default: SEGMENT_LAKE_CORES, else all)")
+    command.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
+
+
+def _day(text: str):
+    from datetime import date
+
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid day {text!r}: use YYYY-MM-DD, for example 2024-01-02") from None
+
+
 def _user_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--user-id", action="append", default=[], metavar="ID", help="a userId (repeat for more)")
     command.add_argument("--anonymous-id", action="append", default=[], metavar="ID",
@@ -136,7 +157,8 @@ def run_sync(args: argparse.Namespace) -> int:
         glue_database=args.glue_database, table_prefix=args.table_prefix, date_partition=args.date_partition,
         catalog=args.catalog, max_records_per_file=args.max_records_per_file,
         max_columns_per_table=args.max_columns_per_table, max_tables_per_source=args.max_tables_per_source,
-        workspace_id=args.workspace_id)
+        workspace_id=args.workspace_id, replay_from=getattr(args, "replay_from", None),
+        replay_to=getattr(args, "replay_to", None))
     local_input = _local_path(settings.input_uri)
     if local_input is not None and not os.path.exists(local_input):  # before Spark starts or the lake is touched
         raise missing_input(settings.input_uri)
@@ -146,7 +168,8 @@ def run_sync(args: argparse.Namespace) -> int:
     catalog = LocalCatalog(spark) if settings.catalog == "local" else GlueCatalog(region=args.aws_region)
     sync = Sync(spark, settings, catalog)
     result = sync.run()
-    print(f"synced {settings.source_id}: read {result.read_count}, landed {result.row_count}, "
+    print(f"{'replayed' if settings.replay_from else 'synced'} {settings.source_id}: read {result.read_count}, "
+          f"landed {result.row_count}, "
           f"duplicates {result.duplicate_count}, rejected {result.rejected_count}, "
           f"discarded values {result.discarded_value_count}, tables {len(result.tables)}"
           + (f", suppressed {result.suppressed_count}" if result.suppressed_count else ""))
@@ -337,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return {"sync": run_sync, "generate": run_generate, "sql": run_sql, "state": run_state,
                 "history": run_history, "suppress": run_suppress,
-                "delete-users": run_delete_users}[args.command](args)
+                "delete-users": run_delete_users, "replay": run_sync}[args.command](args)
     except Exception as error:  # one line naming what failed; the report has the rest
         code, message = classify(error)
         print(f"segment-lake: error ({code}): {message}", file=sys.stderr)

@@ -1,15 +1,38 @@
 """Find the input files no earlier successful sync of the source processed, and read their lines."""
 from __future__ import annotations
 
+from datetime import UTC, date, datetime
+
 from pyspark.sql import DataFrame, SparkSession
 
 from .jvm_code import load_class
-from .storage import FileInfo, LakeStorage
+from .storage import FileInfo, LakeStorage, relative_path
+
+DAY_MS = 86_400_000
 
 
 def new_files(storage: LakeStorage, input_uri: str, processed: set[str]) -> list[FileInfo]:
     """Files below ``input_uri`` (any folder structure, ``.gz`` or plain) not in ``processed``, sorted."""
     return [f for f in storage.list_files(input_uri) if f.uri not in processed]
+
+
+def received_day(path: str) -> date | None:
+    """The day of the first folder of ``path`` named as Segment's S3 destination names a day, its first millisecond
+    since the epoch (``1704153600000/...`` is 2024-01-02); None when no folder is."""
+    for folder in path.split("/")[:-1]:
+        if folder.isdigit() and len(folder) == 13 and int(folder) % DAY_MS == 0:
+            return datetime.fromtimestamp(int(folder) / 1000, UTC).date()
+    return None
+
+
+def replay_files(storage: LakeStorage, input_uri: str, first: date, last: date) -> list[FileInfo]:
+    """Files below ``input_uri`` in the day folders from ``first`` to ``last``, processed or not, sorted."""
+    chosen = []
+    for info in storage.list_files(input_uri):
+        day = received_day(relative_path(info.uri, input_uri))
+        if day is not None and first <= day <= last:
+            chosen.append(info)
+    return chosen
 
 
 def read_lines(spark: SparkSession, files: list[str], sizes: list[int]) -> DataFrame:

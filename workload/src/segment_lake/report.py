@@ -51,6 +51,7 @@ class RunResult:
     workspace_id: str | None = None
     emr_cluster_id: str | None = None
     s3_bucket: str | None = None
+    replay: tuple[str, str] | None = None  # a replay's first and last day
 
 
 def _time(moment: datetime | None) -> str | None:
@@ -64,7 +65,8 @@ def report_lines(run: RunResult) -> list[dict]:
         "workspace_id": run.workspace_id, "source_id": run.source_id, "run_id": run.run_id,
         "start_time": _time(run.start_time), "finish_time": _time(finish),
         "duration_mins": int((finish - run.start_time).total_seconds() // 60), "status": run.status,
-        "error": run.error, "error_code": run.error_code, "replay": False, "replay_from": None, "replay_to": None,
+        "error": run.error, "error_code": run.error_code, "replay": run.replay is not None,
+        "replay_from": run.replay[0] if run.replay else None, "replay_to": run.replay[1] if run.replay else None,
         "emr_cluster_id": run.emr_cluster_id, "s3_bucket": run.s3_bucket,
     }
     source = {"type": "source", **common, "table_name": None, "database": run.database,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 
 from .contract import (
     DATE_PARTITIONS,
@@ -50,6 +51,8 @@ class SyncSettings:
     max_columns_per_table: int = 5_000
     max_tables_per_source: int = 10_000
     workspace_id: str | None = None
+    replay_from: date | None = None  # a replay: the raw events received from this day to ``replay_to``, both in UTC
+    replay_to: date | None = None
 
     def __post_init__(self) -> None:
         _check(self.source_id, SOURCE_ID)
@@ -73,6 +76,10 @@ class SyncSettings:
             raise InvalidSettings(f"max columns per table {self.max_columns_per_table} must be at least 1")
         if self.max_tables_per_source < 1:
             raise InvalidSettings(f"max tables per source {self.max_tables_per_source} must be at least 1")
+        if (self.replay_from is None) != (self.replay_to is None):
+            raise InvalidSettings("a replay needs both --from and --to")
+        if self.replay_from and self.replay_from > self.replay_to:
+            raise InvalidSettings(f"--from {self.replay_from} is after --to {self.replay_to}: swap them")
 
     @property
     def database_name_source(self) -> str:

@@ -30,15 +30,18 @@ class RunManifest:
     files: tuple[str, ...]
     start_time: str
     sizes: tuple[int, ...] = ()
+    replay: tuple[str, str] | None = None  # a replay's first and last day (YYYY-MM-DD)
 
     def to_json(self) -> str:
         return json.dumps({"run_id": self.run_id, "files": list(self.files), "start_time": self.start_time,
-                           "sizes": list(self.sizes)})
+                           "sizes": list(self.sizes), "replay": list(self.replay) if self.replay else None})
 
     @staticmethod
     def from_json(text: str) -> RunManifest:
         data = json.loads(text)
-        return RunManifest(data["run_id"], tuple(data["files"]), data["start_time"], tuple(data.get("sizes", ())))
+        replay = data.get("replay")
+        return RunManifest(data["run_id"], tuple(data["files"]), data["start_time"], tuple(data.get("sizes", ())),
+                           tuple(replay) if replay else None)
 
 
 class SourceState:

@@ -16,7 +16,7 @@ from .catalog import Catalog, TableChange
 from .column_types import ColumnType
 from .dedup import DEDUP_WINDOW_DAYS, DUPLICATE_COLUMNS, duplicate_rows
 from .deletion import finish_deletion
-from .discover import new_files, read_lines
+from .discover import new_files, read_lines, replay_files
 from .errors import InvalidSettings, classify, jvm_failure, missing_input
 from .infer import Observed, TableSchema, observe, plan_schema
 from .layout import LakeLayout
@@ -151,8 +151,11 @@ class Sync:
             manifest = self._manifest(result)
             redo = manifest.run_id != result.run_id
             done(f"redoing unfinished run {manifest.run_id} over {count(len(manifest.files), 'file')}" if redo
-                 else f"{count(len(manifest.files), 'new file')}" if manifest.files else "no new files; nothing to do")
+                 else f"replay of {manifest.replay[0]} to {manifest.replay[1]}: {count(len(manifest.files), 'file')}"
+                 if manifest.replay else f"{count(len(manifest.files), 'new file')}" if manifest.files
+                 else "no new files; nothing to do")
         result.run_id, result.start_time = manifest.run_id, datetime.fromisoformat(manifest.start_time)
+        result.replay = manifest.replay
         self.lock.run_id = manifest.run_id
         reports_ready = self._background.submit(self._register_reports, result.run_id, result.start_time)
         if not manifest.files:
@@ -333,11 +336,16 @@ class Sync:
         return written
 
     def _manifest(self, result: RunResult) -> RunManifest:
-        """The unfinished run to redo, or a new run over the files no finished run processed."""
+        """The unfinished run to redo, or a new run: over the files no finished run processed, or for a replay the
+        files of its days, processed or not (dedup keeps what the lake has from landing twice)."""
+        replay = self._replay_window()
         pending = self.state.pending()
         if pending and self.state.is_finished(pending.run_id):
             self.state.finish(pending)  # crashed after advancing the state: only the cleanup was left
             pending = None
+        if pending and replay and pending.replay != replay:
+            raise InvalidSettings(f"source {self.settings.source_id} has an unfinished run {pending.run_id}: "
+                                  f"`segment-lake sync` redoes it; replay after it")
         if pending:
             pending = self._without_missing_files(pending)
             if pending.files:
@@ -345,12 +353,18 @@ class Sync:
             self.state.finish(pending)  # none of its files is left: nothing to redo
         if not self.storage.exists(self.settings.input_uri):
             raise missing_input(self.settings.input_uri)
-        files = new_files(self.storage, self.settings.input_uri, self.state.processed_files())
+        files = (replay_files(self.storage, self.settings.input_uri, self.settings.replay_from,
+                              self.settings.replay_to) if replay else
+                 new_files(self.storage, self.settings.input_uri, self.state.processed_files()))
         manifest = RunManifest(result.run_id, tuple(f.uri for f in files), result.start_time.isoformat(),
-                               tuple(f.size for f in files))
+                               tuple(f.size for f in files), replay)
         if files:
             self.state.begin(manifest)
         return manifest
+
+    def _replay_window(self) -> tuple[str, str] | None:
+        first, last = self.settings.replay_from, self.settings.replay_to
+        return (first.isoformat(), last.isoformat()) if first else None
 
     def _without_missing_files(self, manifest: RunManifest) -> RunManifest:
         """An unfinished run's files that still exist, with their sizes: a file removed since (by hand, or by a
@@ -359,14 +373,15 @@ class Sync:
         missing = [file for file, size in sizes.items() if size is None]
         if not missing:
             return RunManifest(manifest.run_id, manifest.files, manifest.start_time,
-                               tuple(sizes[file] for file in manifest.files))
+                               tuple(sizes[file] for file in manifest.files), manifest.replay)
         shown = ", ".join(relative_path(file, self.settings.input_uri) for file in missing[:3])
         self.progress(f"discover: dropping {count(len(missing), 'file')} that unfinished run {manifest.run_id} listed "
                       f"and no longer exist{'s' if len(missing) == 1 else ''}: {shown}{' and more' if len(missing) > 3 else ''}")
         # with other files the redo writes other folders: what the attempt published must go first
         forget_attempt(self.storage, self.layout, self.state, manifest.run_id)
         kept_files = tuple(f for f in manifest.files if sizes[f] is not None)
-        kept = RunManifest(manifest.run_id, kept_files, manifest.start_time, tuple(sizes[f] for f in kept_files))
+        kept = RunManifest(manifest.run_id, kept_files, manifest.start_time, tuple(sizes[f] for f in kept_files),
+                           manifest.replay)
         self.state.begin(kept)
         return kept
 
