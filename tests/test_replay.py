@@ -53,3 +53,23 @@ def test_a_replay_lands_what_the_lake_lacks_and_nothing_twice(spark, tmp_path):
     assert (old.read_count, old.row_count, old.duplicate_count) == (1, 0, 1)
     assert sorted(r["message_id"] for r in lake.rows("page")) == ["m0", "m1", "m2", "m3", "m4"]
     assert lake.report(lake.sync())[0]["replay"] is False
+
+
+def test_a_replay_waits_for_an_unfinished_run_and_says_so(spark, tmp_path):
+    import pytest
+
+    from segment_lake.errors import InvalidSettings
+    from segment_lake.state import RunManifest, SourceState
+
+    source = tmp_path / "input"
+    _write(source / DAY1, "1.json", [event("page", "m1", "2024-01-02T01:00:00Z", userId="u1")])
+    lake = Lake(spark, make_catalog("local", spark, None), "local", f"file://{tmp_path}/lake", f"file://{source}",
+                "rep2", "replay_db2")
+    state = SourceState(lake.storage, lake.layout.state)
+    state.begin(RunManifest("20240102T000000Z-deadbeef", (f"file:{source}/{DAY1}/1.json",), "2024-01-02T00:00:00+00:00"))
+    settings = type(lake.settings())(**{**lake.settings().__dict__, "replay_from": date(2024, 1, 2),
+                                        "replay_to": date(2024, 1, 2)})
+    with pytest.raises(InvalidSettings, match="unfinished run 20240102T000000Z-deadbeef: `segment-lake sync` redoes it"):
+        Sync(spark, settings, lake.catalog, progress=lambda line: None).run()
+    assert lake.sync().run_id == "20240102T000000Z-deadbeef"  # the sync redoes it; then the replay may run
+    assert Sync(spark, settings, lake.catalog, progress=lambda line: None).run().duplicate_count == 1

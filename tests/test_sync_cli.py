@@ -15,7 +15,8 @@ def run(*args, cwd=None):
     return subprocess.run([CLI, *args], capture_output=True, text=True, cwd=cwd, timeout=600)
 
 
-@pytest.mark.parametrize("command", [[], ["sync"], ["generate"], ["sql"], ["state"], ["history"], ["delete-users"]])
+@pytest.mark.parametrize("command", [[], ["sync"], ["generate"], ["sql"], ["state"], ["history"], ["delete-users"],
+                                     ["replay"]])
 def test_every_subcommand_has_help(command):
     result = run(*command, "--help")
     assert result.returncode == 0
@@ -53,6 +54,19 @@ def test_bad_settings_fail_with_one_line(tmp_path, args, message):
     assert last.startswith(message), last
     assert not (tmp_path / "lake").exists()  # refused before Spark started or the lake was touched
     assert "Spark" not in result.stderr  # even with --verbose: Spark never started
+
+
+def test_a_replay_needs_days_in_order(tmp_path):
+    (tmp_path / "in").mkdir()
+    bad_day = run("replay", "--source-id", "s1", "--input", "in", "--lake", "lake", "--from", "2024-13-01", "--to",
+                  "2024-01-02", cwd=tmp_path)
+    assert bad_day.returncode == 2 and "invalid day '2024-13-01': use YYYY-MM-DD" in bad_day.stderr
+    backwards = run("replay", "--source-id", "s1", "--input", "in", "--lake", "lake", "--from", "2024-01-03", "--to",
+                    "2024-01-02", cwd=tmp_path)
+    assert backwards.returncode == 1
+    assert backwards.stderr.strip() == ("segment-lake: error (invalid_settings): --from 2024-01-03 is after --to "
+                                        "2024-01-02: swap them")
+    assert not (tmp_path / "lake").exists()
 
 
 def test_unknown_date_partition_is_refused_by_the_parser(tmp_path):
