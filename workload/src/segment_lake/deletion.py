@@ -151,7 +151,6 @@ class UserDeletion:
         SuppressionList(self.storage, self.state.suppressed_uri).add(list(user_ids), list(anonymous_ids), now)
         journal = Journal(new_run_id(now), self.layout.source_id, now.isoformat(), user_ids, anonymous_ids)
         rewrites = self._plan(journal)
-        self._verify(rewrites)
         journal = Journal(**{**journal.__dict__, "rewrites": tuple(rewrites)})
         self.check()  # the lake changes from here on
         self.storage.write_text(self.state.deletion_uri, journal.to_json())
@@ -249,11 +248,14 @@ class UserDeletion:
     def _rewrite(self, dataset: str, slot: str, affected: dict[str, tuple[str, int]],
                  mark: Callable[[DataFrame], DataFrame]) -> list[Rewrite]:
         """Writes each affected file again without its doomed rows and with its own schema, one staged file per file
-        (``<slot>-<schema>/n=<i>/``; none when no row is left). Files of one schema are written by one Spark job."""
+        (``<slot>-<schema>/n=<i>/``; none when no row is left). Files of one schema are written by one Spark job. Each
+        staged file must hold its original's rows less the deleted ones (from the footers) before the journal lets
+        the switch begin."""
         by_schema: dict[str, list[str]] = defaultdict(list)
         schemas: dict[str, StructType] = {}
+        rows: dict[str, int] = {}
         for file in sorted(affected):
-            schema = self.storage.parquet_schema(file)
+            schema, rows[file] = self.storage.parquet_footer(file)
             schemas[schema.json()] = schema
             by_schema[schema.json()].append(file)
         rewrites = []
@@ -271,20 +273,14 @@ class UserDeletion:
                     if number in staged:
                         raise RuntimeError(f"rewriting {files[number]} gave more than one file")
                     staged[number] = (info.uri, info.size)
-            rewrites += [Rewrite(dataset, file, staged[i][0] if i in staged else None, affected[file][1],
-                                 self.storage.size(file) or 0, staged[i][1] if i in staged else 0)
-                         for i, file in enumerate(files)]
+            for i, file in enumerate(files):
+                kept = self.storage.parquet_footer(staged[i][0])[1] if i in staged else 0
+                if kept != rows[file] - affected[file][1]:
+                    raise RuntimeError(f"the rewrite of {file} holds {kept} rows, not {rows[file]} - "
+                                       f"{affected[file][1]}: nothing was changed; run delete-users again")
+                rewrites.append(Rewrite(dataset, file, staged[i][0] if i in staged else None, affected[file][1],
+                                        self.storage.size(file) or 0, staged[i][1] if i in staged else 0))
         return rewrites
-
-    def _verify(self, rewrites: list[Rewrite]) -> None:
-        """Every staged file holds its original's rows but the deleted ones (from the files' footers), before the
-        journal lets the switch begin."""
-        for rewrite in rewrites:
-            kept = self.storage.parquet_rows(rewrite.staged) if rewrite.staged else 0
-            before = self.storage.parquet_rows(rewrite.file)
-            if kept != before - rewrite.deleted:
-                raise RuntimeError(f"the rewrite of {rewrite.file} holds {kept} rows, not {before} - {rewrite.deleted}: "
-                                   f"nothing was changed; run delete-users again")
 
 
 def finish_deletion(storage: LakeStorage, layout: LakeLayout, progress: Callable[[str], None] = print,

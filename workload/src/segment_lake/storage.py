@@ -109,18 +109,16 @@ class LakeStorage:
                 return None
             raise
 
-    def parquet_schema(self, uri: str) -> StructType:
-        """The Spark schema a Parquet file was written with (from its footer, without a Spark job)."""
+    def parquet_footer(self, uri: str) -> tuple[StructType, int]:
+        """The Spark schema a Parquet file was written with and its rows, from its footer (without a Spark job)."""
         footer = self._jvm.org.apache.parquet.hadoop.ParquetFileReader.readFooter(self._conf, self._path(uri))
         written = footer.getFileMetaData().getKeyValueMetaData().get("org.apache.spark.sql.parquet.row.metadata")
         if written is None:
             raise ValueError(f"{uri} was not written by Spark: it has no Spark schema")
-        return StructType.fromJson(json.loads(written))
+        return StructType.fromJson(json.loads(written)), sum(block.getRowCount() for block in footer.getBlocks())
 
-    def parquet_rows(self, uri: str) -> int:
-        """The rows of a Parquet file (from its footer)."""
-        footer = self._jvm.org.apache.parquet.hadoop.ParquetFileReader.readFooter(self._conf, self._path(uri))
-        return sum(block.getRowCount() for block in footer.getBlocks())
+    def parquet_schema(self, uri: str) -> StructType:
+        return self.parquet_footer(uri)[0]
 
     def from_spark_uri(self, spark_uri: str) -> str:
         """A file named as Spark's input_file_name() names it (a percent-encoded URI) as ``list_files`` names it."""
