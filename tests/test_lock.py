@@ -1,6 +1,7 @@
 """One run per source: the lock is taken atomically, refused while held, renewed, and taken over once expired,
 on a local lake (flock) and on S3 (conditional writes, against the local endpoint)."""
 import json
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -50,6 +51,24 @@ def test_one_holder_at_a_time_renewed_and_taken_over_once_expired(lock_uri):
     other_source = SourceLock(lock_store(uri.replace("src1", "src2"), endpoint), "src2", "host-c", seconds=600)
     assert other_source.acquire(T0) is None  # another source's lock is another object
     other_source.release()
+
+
+def test_a_run_told_to_wait_takes_the_lock_when_the_holder_is_gone_and_refuses_after_its_wait(tmp_path):
+    uri = f"file://{tmp_path}/state/lock.json"
+    killed = SourceLock(lock_store(uri), "src1", "host-a pid 1", seconds=2, run_id="run-a")
+    assert killed.acquire() is None  # and never renewed nor released: it expires in 2 s
+    with pytest.raises(SourceBusy), SourceLock(lock_store(uri), "src1", "host-b", seconds=600).held():
+        pass
+    started = time.monotonic()
+    patient = SourceLock(lock_store(uri), "src1", "host-c", seconds=600, wait_seconds=4)
+    with patient.held() as taken_over:
+        assert taken_over.startswith("host-a pid 1 (run run-a, expired ")
+        assert 2 <= time.monotonic() - started < 10
+        started = time.monotonic()
+        with pytest.raises(SourceBusy, match="being synced by host-c"), SourceLock(
+                lock_store(uri), "src1", "host-d", seconds=600, wait_seconds=1).held():
+            pass
+        assert time.monotonic() - started >= 1
 
 
 def test_a_sync_refuses_while_another_holds_the_source_and_other_sources_go_on(spark, tmp_path):

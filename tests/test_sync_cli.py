@@ -16,7 +16,7 @@ def run(*args, cwd=None):
 
 
 @pytest.mark.parametrize("command", [[], ["sync"], ["generate"], ["sql"], ["state"], ["history"], ["delete-users"],
-                                     ["replay"]])
+                                     ["replay"], ["replay-on-emr"]])
 def test_every_subcommand_has_help(command):
     result = run(*command, "--help")
     assert result.returncode == 0
@@ -45,6 +45,8 @@ def test_every_subcommand_has_help(command):
      "segment-lake: error (invalid_settings): invalid driver memory 'lots': use a size such as 4g or 3072m"),
     (["--source-id", "s1", "--input", "in", "--lake", "lake", "--cores", "0"],
      "segment-lake: error (invalid_settings): invalid number of cores 0: use a whole number of at least 1"),
+    (["--source-id", "s1", "--input", "in", "--lake", "lake", "--wait-for-lock", "-5"],
+     "segment-lake: error (invalid_settings): --wait-for-lock -5 must be 0 or more minutes"),
 ])
 def test_bad_settings_fail_with_one_line(tmp_path, args, message):
     (tmp_path / "in").mkdir()

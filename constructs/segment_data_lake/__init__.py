@@ -9,6 +9,7 @@ from .emr import BootstrapAction, DataLakeCluster, EmrClusterProps, ManagedScali
 from .emr_security import EmrSecurity, EmrSecurityProps
 from .glue import GlueCatalog, GlueCatalogProps
 from .iam import SEGMENT_PRODUCTION_ROLE, DataLakeRoles, DataLakeRolesProps
+from .replay_cluster import ReplayCluster, ReplayClusterProps
 from .s3_destination import SEGMENT_S3_INTEGRATION_ROLE, SegmentS3Destination, SegmentS3DestinationProps
 from .schedule import SyncSchedules, SyncSchedulesProps
 from .sources import DATE_PARTITIONS, SegmentSource
@@ -17,8 +18,9 @@ from .workload import WorkloadDelivery, WorkloadDeliveryProps
 
 __all__ = [
     "AwsAccount", "BootstrapAction", "DATE_PARTITIONS", "DataLakeBucket", "DataLakeBucketProps", "DataLakeCluster",
-    "DataLakeConfigError", "DataLakeRoles", "DataLakeRolesProps", "EmrClusterProps", "EmrSecurity", "EmrSecurityProps",
-    "GlueCatalog", "GlueCatalogProps", "ManagedScaling", "SEGMENT_PRODUCTION_ROLE", "SEGMENT_S3_INTEGRATION_ROLE",
-    "SegmentDataLake", "SegmentDataLakeProps", "SegmentS3Destination", "SegmentS3DestinationProps", "SegmentSource",
-    "SyncSchedules", "SyncSchedulesProps", "WorkloadDelivery", "WorkloadDeliveryProps",
+    "DataLakeConfigError", "DataLakeRoles", "DataLakeRolesProps", "EmrClusterProps", "EmrSecurity",
+    "EmrSecurityProps", "GlueCatalog", "GlueCatalogProps", "ManagedScaling", "ReplayCluster", "ReplayClusterProps",
+    "SEGMENT_PRODUCTION_ROLE", "SEGMENT_S3_INTEGRATION_ROLE", "SegmentDataLake", "SegmentDataLakeProps",
+    "SegmentS3Destination", "SegmentS3DestinationProps", "SegmentSource", "SyncSchedules", "SyncSchedulesProps",
+    "WorkloadDelivery", "WorkloadDeliveryProps",
 ]

@@ -18,6 +18,7 @@ from .emr import DataLakeCluster, EmrClusterProps
 from .emr_security import EmrSecurity
 from .glue import GlueCatalog, GlueCatalogProps
 from .iam import DataLakeRoles, DataLakeRolesProps
+from .replay_cluster import ReplayCluster, ReplayClusterProps
 from .s3_destination import SegmentS3Destination, SegmentS3DestinationProps
 from .schedule import DEFAULT_SCHEDULE, SyncSchedules, SyncSchedulesProps
 from .sources import SegmentSource, validate_sources
@@ -52,6 +53,8 @@ class SegmentDataLakeProps:
     :param s3_destination: create the role Segment's AWS S3 destination assumes to write ``segment-logs/``
         (:class:`SegmentS3Destination`).
     :param bundle_path: the sync app's bundle (default: the one shipped in this package); ``"self"`` only.
+    :param replay_cluster: also write the template of a temporary replay cluster and the policy to start
+        one (:class:`ReplayCluster`; none by default); ``"self"`` only.
     :param tags: tags for every resource; ``vendor=segment`` is always added.
     """
 
@@ -68,6 +71,7 @@ class SegmentDataLakeProps:
     sync_runner: str = "self"
     s3_destination: bool = True
     bundle_path: Path | None = None
+    replay_cluster: ReplayClusterProps | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -75,6 +79,11 @@ class SegmentDataLakeProps:
         if self.sync_runner == "segment" and self.bundle_path is not None:
             validation.fail("bundle_path is set but sync_runner is 'segment', which runs Segment's own sync: "
                             "remove bundle_path or set sync_runner='self'")
+        if self.sync_runner == "segment" and self.replay_cluster is not None:
+            validation.fail("replay_cluster is set but sync_runner is 'segment', whose syncs Segment runs (and "
+                            "replays only through its support): remove replay_cluster or set sync_runner='self'")
+        if self.replay_cluster is not None:
+            self.replay_cluster.resolved(self.cluster)
         if self.workspace_id is None and len(self.access.external_ids) != 1:
             validation.fail(f"access has {len(self.access.external_ids)} external ids: set workspace_id to the Segment "
                             f"workspace whose sources these are, e.g. workspace_id={self.access.external_ids[0]!r}")
@@ -107,6 +116,7 @@ class SegmentDataLake(Construct):
 
     The consuming stack owns the AWS provider. Attributes: ``account``, ``bucket``, ``roles``,
     ``security``, ``cluster``, ``workload`` and ``schedules`` (``None`` when Segment runs the syncs),
+    ``replay_cluster`` (or ``None``),
     ``catalog``, ``s3_destination`` (or ``None``), ``outputs`` (name to ``TerraformOutput``).
     """
 
@@ -133,7 +143,7 @@ class SegmentDataLake(Construct):
         self.security = EmrSecurity(self, "Security", props=cluster_props.security_props(), account=self.account)
         self.cluster = DataLakeCluster(self, "Emr", props=cluster_props, roles=self.roles, security=self.security,
                                        bucket_name=self.bucket.bucket_name, account=self.account)
-        self.workload = self.schedules = None
+        self.workload = self.schedules = self.replay_cluster = None
         if props.sync_runner == "self":
             self.workload = WorkloadDelivery(self, "Workload", props=WorkloadDeliveryProps(
                 bucket_name=self.bucket.bucket_name, bundle_path=props.bundle_path))
@@ -141,6 +151,12 @@ class SegmentDataLake(Construct):
                 self, "Schedules", props=props.schedule_props(), cluster_id=self.cluster.cluster_id,
                 cluster_arn=self.cluster.cluster_arn, bucket_name=self.bucket.bucket_name, workload=self.workload,
                 account=self.account)
+            if props.replay_cluster is not None:
+                self.replay_cluster = ReplayCluster(
+                    self, "Replay", props=props.replay_cluster, cluster=self.cluster, roles=self.roles,
+                    workload=self.workload, sources=props.sources, bucket_name=self.bucket.bucket_name,
+                    bucket_arn=self.bucket.bucket_arn, workspace_id=props.workspace,
+                    bucket_kms_key_arn=props.bucket.kms_key_arn, account=self.account)
         grantees = [self.roles.emr_instance_role.arn, self.roles.vendor_role.arn, *props.lake_formation_role_arns]
         self.catalog = GlueCatalog(self, "Glue", props=props.catalog_props(grantees if props.lake_formation else []),
                                    account=self.account)
@@ -166,6 +182,11 @@ class SegmentDataLake(Construct):
         if self.s3_destination:
             values["s3_destination_role_arn"] = (self.s3_destination.role_arn,
                                                  "IAM Role ARN to enter in Segment's AWS S3 destination settings")
+        if self.replay_cluster:
+            values["replay_cluster_template_uri"] = (self.replay_cluster.template_uri,
+                                                     "Template of the replay cluster (segment-lake replay-on-emr)")
+            values["replay_launcher_policy_arn"] = (self.replay_cluster.launcher_policy.arn,
+                                                    "Policy to attach to whoever starts replays on EMR")
         outputs = {name: TerraformOutput(self, name, value=value, description=description)
                    for name, (value, description) in values.items()}
         # One lake in a stack names its outputs plainly (emr_cluster_id); with several, every lake's

@@ -26,10 +26,12 @@ from .workload import WorkloadDelivery
 DEFAULT_SCHEDULE = "rate(2 hours)"
 
 
-def sync_command(source: SegmentSource, bucket_name: str, region: str, workspace_id: str | None = None) -> list[str]:
-    """The ``segment-lake`` command of one sync of ``source``; ``workspace_id`` goes into its reports."""
+def sync_command(source: SegmentSource, bucket_name: str, region: str, workspace_id: str | None = None,
+                 command: str = "sync") -> list[str]:
+    """The ``segment-lake`` command of one sync of ``source`` (or of a ``replay``, which takes the same
+    options); ``workspace_id`` goes into its reports."""
     args = [
-        "sync",
+        command,
         "--source-id", source.source_id,
         "--source-slug", source.slug,
         "--input", f"s3://{bucket_name}/segment-logs/{source.source_id}/",

@@ -8,6 +8,7 @@ from segment_data_lake import (
     DataLakeRolesProps,
     EmrClusterProps,
     ManagedScaling,
+    ReplayClusterProps,
     SegmentDataLake,
     SegmentDataLakeProps,
     SegmentSource,
@@ -116,6 +117,9 @@ class CompleteStack(TerraformStack):
             schedule_expression="rate(1 hour)",
             create_glue_databases=True,
             lake_formation=True,
+            # backfills on a temporary cluster of their own: segment-lake replay-on-emr
+            replay_cluster=ReplayClusterProps(managed_scaling=ManagedScaling(
+                minimum_units=2, maximum_units=20, maximum_on_demand_units=4, maximum_core_units=2)),
             tags={"team": "data", "env": "prod"},
         ))
         # after the bucket (a reference, so Terraform orders them) and its policy, which grants the delivery

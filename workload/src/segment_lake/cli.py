@@ -34,6 +34,20 @@ def parser() -> argparse.ArgumentParser:
     replay.add_argument("--from", dest="replay_from", required=True, type=_day, help="first day, YYYY-MM-DD (UTC)")
     replay.add_argument("--to", dest="replay_to", required=True, type=_day, help="last day, YYYY-MM-DD (UTC)")
 
+    on_emr = commands.add_parser(
+        "replay-on-emr", help="start a temporary EMR cluster that replays a window of days and then terminates",
+        description="Start a cluster from the lake's replay cluster template (ReplayCluster in the constructs): the "
+                    "lake cluster's roles, security configuration and app release, one step that runs `segment-lake "
+                    "replay` for the source and window, terminated by EMR when the step ends. The regular cluster "
+                    "keeps its schedule; the replay waits for a running sync of the source to finish.")
+    on_emr.add_argument("--lake", required=True, help="the lake bucket, s3://<bucket>/")
+    on_emr.add_argument("--source-id", required=True, help="Segment source id")
+    on_emr.add_argument("--from", dest="replay_from", required=True, type=_day, help="first day, YYYY-MM-DD (UTC)")
+    on_emr.add_argument("--to", dest="replay_to", required=True, type=_day, help="last day, YYYY-MM-DD (UTC)")
+    on_emr.add_argument("--cluster-name", help="the replay cluster's name (default: the bucket's only one)")
+    on_emr.add_argument("--aws-region", help="region of the lake (default: AWS_REGION or boto3's configuration)")
+    on_emr.add_argument("--dry-run", action="store_true", help="print the RunJobFlow request instead of sending it")
+
     gen = commands.add_parser("generate", help="write realistic raw Segment events for tests and benchmarks",
                               description="Write deterministic, realistic raw Segment events in the S3 destination's "
                                           "layout (segment-logs/<source>/<day-epoch-ms>/<n>.gz). The same options "
@@ -127,6 +141,9 @@ def _sync_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--driver-memory", help="Spark's heap in local mode, e.g. 4g (default: SEGMENT_LAKE_DRIVER_MEMORY, "
                                                  "else 40%% of this machine's memory, at most 2g)")
     command.add_argument("--cores", type=int, help="cores Spark uses in local mode (default: SEGMENT_LAKE_CORES, else all)")
+    command.add_argument("--wait-for-lock", type=int, default=0, metavar="MINUTES",
+                         help="while another run holds the source's lock, wait up to this long for it (default 0: "
+                              "refuse at once)")
     command.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
 
 
@@ -158,7 +175,7 @@ def run_sync(args: argparse.Namespace) -> int:
         catalog=args.catalog, max_records_per_file=args.max_records_per_file,
         max_columns_per_table=args.max_columns_per_table, max_tables_per_source=args.max_tables_per_source,
         workspace_id=args.workspace_id, replay_from=getattr(args, "replay_from", None),
-        replay_to=getattr(args, "replay_to", None))
+        replay_to=getattr(args, "replay_to", None), lock_wait_minutes=args.wait_for_lock)
     local_input = _local_path(settings.input_uri)
     if local_input is not None and not os.path.exists(local_input):  # before Spark starts or the lake is touched
         raise missing_input(settings.input_uri)
@@ -349,6 +366,27 @@ def run_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_replay_on_emr(args: argparse.Namespace) -> int:
+    import json
+
+    import boto3
+
+    from .replay_on_emr import load_template, replay_request, start, template_bucket
+
+    bucket = template_bucket(args.lake)
+    session = boto3.session.Session(region_name=args.aws_region)
+    template = load_template(session.client("s3"), bucket, args.cluster_name)
+    request = replay_request(template, args.source_id, args.replay_from, args.replay_to)
+    if args.dry_run:
+        print(json.dumps(request, indent=2))
+        return 0
+    cluster_id = start(session.client("emr"), request)
+    print(f"started {cluster_id} ({request['Name']}): it replays {args.source_id} from {args.replay_from} to "
+          f"{args.replay_to} and terminates; follow it with `aws emr describe-cluster --cluster-id {cluster_id}`, "
+          f"its report is in the lake's sync history")
+    return 0
+
+
 def _local_path(uri: str) -> str | None:
     from urllib.parse import urlparse
 
@@ -360,7 +398,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return {"sync": run_sync, "generate": run_generate, "sql": run_sql, "state": run_state,
                 "history": run_history, "suppress": run_suppress,
-                "delete-users": run_delete_users, "replay": run_sync}[args.command](args)
+                "delete-users": run_delete_users, "replay": run_sync,
+                "replay-on-emr": run_replay_on_emr}[args.command](args)
     except Exception as error:  # one line naming what failed; the report has the rest
         code, message = classify(error)
         print(f"segment-lake: error ({code}): {message}", file=sys.stderr)

@@ -57,3 +57,10 @@ def database_name(source_slug: str) -> str:
 def join_prefix(prefix: str) -> str:
     """Segment's ``<prefix>_<event type>``: a prefix that already ends in ``_`` gets no second one."""
     return prefix if not prefix or prefix.endswith("_") else prefix + "_"
+
+
+# Where the constructs put each replay cluster's template (``<prefix><cluster name>.json`` in the lake
+# bucket): the EMR RunJobFlow request of the cluster and each source's replay step, without the window,
+# which `segment-lake replay-on-emr` fills in.
+REPLAY_TEMPLATES_PREFIX = "segment-lake-replay/"
+REPLAY_TEMPLATE_FORMAT = 1

@@ -12,6 +12,7 @@ import json
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ from urllib.parse import urlparse
 from .errors import SyncError
 
 LOCK_SECONDS = int(os.environ.get("SEGMENT_LAKE_LOCK_SECONDS", "600"))
+LOCK_POLL_SECONDS = 30  # how often a run told to wait for the lock tries again
 
 
 class SourceBusy(SyncError):
@@ -157,6 +159,7 @@ class SourceLock:
     source_id: str
     holder: str
     seconds: int = LOCK_SECONDS
+    wait_seconds: float = 0  # how long ``held`` waits for another run to release the lock before refusing
     run_id: str | None = None
     version: str | None = None
     lost: bool = False
@@ -218,8 +221,18 @@ class SourceLock:
 
     @contextmanager
     def held(self, now: datetime | None = None) -> Iterator[str | None]:
-        """Holds the lock, renewed, for a ``with`` block (see ``acquire``, whose result it yields)."""
-        taken_over = self.acquire(now)
+        """Holds the lock, renewed, for a ``with`` block (see ``acquire``, whose result it yields); waits up to
+        ``wait_seconds`` for another run to end first."""
+        deadline = time.monotonic() + self.wait_seconds
+        while True:
+            try:
+                taken_over = self.acquire(now)
+                break
+            except SourceBusy:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(min(LOCK_POLL_SECONDS, deadline - time.monotonic()))
+                now = None  # the time the lock is finally taken
         keeping = self.keep_alive()
         try:
             yield taken_over

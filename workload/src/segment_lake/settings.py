@@ -53,6 +53,7 @@ class SyncSettings:
     workspace_id: str | None = None
     replay_from: date | None = None  # a replay: the raw events received from this day to ``replay_to``, both in UTC
     replay_to: date | None = None
+    lock_wait_minutes: int = 0  # while another run holds the source's lock, wait this long for it before refusing
 
     def __post_init__(self) -> None:
         _check(self.source_id, SOURCE_ID)
@@ -76,6 +77,8 @@ class SyncSettings:
             raise InvalidSettings(f"max columns per table {self.max_columns_per_table} must be at least 1")
         if self.max_tables_per_source < 1:
             raise InvalidSettings(f"max tables per source {self.max_tables_per_source} must be at least 1")
+        if self.lock_wait_minutes < 0:
+            raise InvalidSettings(f"--wait-for-lock {self.lock_wait_minutes} must be 0 or more minutes")
         if (self.replay_from is None) != (self.replay_to is None):
             raise InvalidSettings("a replay needs both --from and --to")
         if self.replay_from and self.replay_from > self.replay_to:

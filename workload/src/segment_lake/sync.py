@@ -102,7 +102,7 @@ class Sync:
         self.state = SourceState(self.storage, self.layout.state)
         self.keys = partition_keys(settings.date_partition)
         self.driver_memory = spark.conf.get("spark.driver.memory", None)  # named if the JVM runs out
-        self.lock = lock or source_lock(spark, self.layout)
+        self.lock = lock or source_lock(spark, self.layout, wait_seconds=settings.lock_wait_minutes * 60)
         self._reports_registered = False
 
     # -- the run -----------------------------------------------------------------------------------
@@ -444,11 +444,11 @@ class Sync:
         self.progress(f"report: {relative_path(self.layout.report(result.run_id, result.start_time), self.lake)}")
 
 
-def source_lock(spark: SparkSession, layout: LakeLayout) -> SourceLock:
+def source_lock(spark: SparkSession, layout: LakeLayout, wait_seconds: float = 0) -> SourceLock:
     """The source's lock, next to its state; on S3 through the endpoint Spark's s3a uses, if one is set."""
     endpoint = spark.sparkContext._jsc.hadoopConfiguration().get("fs.s3a.endpoint")
     return SourceLock(lock_store(join(layout.state, "lock.json"), endpoint if endpoint and "://" in endpoint else None),
-                      layout.source_id, default_holder())
+                      layout.source_id, default_holder(), wait_seconds=wait_seconds)
 
 
 def _bucket(lake: str) -> str | None:

@@ -1,0 +1,200 @@
+"""A temporary EMR cluster for a replay: the lake cluster's roles, security configuration, sizes and app
+release, started on demand by ``segment-lake replay-on-emr`` and terminated by EMR when its one step ends.
+
+Terraform creates no cluster here (a cluster that terminates itself would be re-created by every apply):
+it writes the cluster's RunJobFlow request, with each source's replay step, to the bucket as a template,
+and a policy an operator needs to start it. The regular cluster and its schedules are untouched.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from constructs import Construct
+
+from segment_lake import contract
+
+from . import policy_documents, validation
+from .account import AwsAccount
+from .aws import IamPolicy, S3Object
+from .emr import DataLakeCluster, EmrClusterProps, ManagedScaling, default_configurations, merge_configurations
+from .iam import DataLakeRoles
+from .schedule import sync_command
+from .sources import SegmentSource, validate_sources
+from .tagging import EMR_MANAGED_POLICY_TAG, with_vendor_tag
+from .workload import WorkloadDelivery
+
+# A scheduled sync of the same source may hold the lock when the replay starts: the step waits for it.
+REPLAY_LOCK_WAIT_MINUTES = 180
+
+
+@dataclass(frozen=True)
+class ReplayClusterProps:
+    """Props of :class:`ReplayCluster`. Everything else (release, instance types, EBS, configurations,
+    bootstrap actions, network, security, roles, tags) is the lake cluster's.
+
+    :param name: name of the replay clusters (default: the lake cluster's name with ``-replay``); also
+        names the template, ``segment-lake-replay/<name>.json``.
+    :param core_instance_count: core nodes (default: the lake cluster's).
+    :param task_instance_count: task nodes at start (default: the lake cluster's).
+    :param managed_scaling: scaling limits (default: the lake cluster's); a long backfill may want more.
+    """
+
+    name: str | None = None
+    core_instance_count: int | None = None
+    task_instance_count: int | None = None
+    managed_scaling: ManagedScaling | None = None
+
+    def __post_init__(self) -> None:
+        if self.name is not None:
+            validation.matches(self.name, r"[\w.-]{1,200}", "replay cluster name", "use letters, digits, '.', '-' or '_'")
+        for count in ("core_instance_count", "task_instance_count"):
+            if getattr(self, count) is not None:
+                validation.at_least(getattr(self, count), 1, f"replay cluster {count}")
+
+    def resolved(self, cluster: EmrClusterProps) -> ReplayClusterProps:
+        """These props with every default taken from the lake cluster's."""
+        scaling = self.managed_scaling or cluster.managed_scaling
+        core = _or(self.core_instance_count, min(cluster.core_instance_count, scaling.maximum_core_units))
+        validation.not_above(core, scaling.maximum_core_units, "replay cluster core_instance_count",
+                             "replay cluster managed_scaling maximum_core_units")
+        return ReplayClusterProps(name=self.name or f"{cluster.name}-replay"[:200].replace(" ", "-"),
+                                  core_instance_count=core,
+                                  task_instance_count=_or(self.task_instance_count, cluster.task_instance_count),
+                                  managed_scaling=scaling)
+
+
+def _or(value, default):
+    return default if value is None else value
+
+
+@dataclass(frozen=True)
+class ClusterIdentity:
+    """What a cluster of the lake runs as and in: role names and security pieces (Terraform tokens)."""
+
+    service_role: str
+    autoscaling_role: str
+    instance_profile: str
+    security_configuration: str
+    master_security_group: str
+    core_task_security_group: str
+    service_access_security_group: str
+
+
+def run_job_flow_request(cluster: EmrClusterProps, replay: ReplayClusterProps, identity: ClusterIdentity,
+                         bucket_name: str) -> dict[str, Any]:
+    """EMR's RunJobFlow request (API field names) of a replay cluster, without its steps: the lake cluster's
+    settings, ``replay``'s sizes, and no life after its steps (``KeepJobFlowAliveWhenNoSteps`` false)."""
+    ebs = cluster.ebs()
+    volume = {"VolumeType": ebs["type"], "SizeInGB": ebs["size"],
+              **({"Iops": ebs["iops"]} if ebs["iops"] is not None else {}),
+              **({"Throughput": ebs["throughput"]} if ebs["throughput"] is not None else {})}
+
+    def group(role: str, instance_type: str, count: int) -> dict[str, Any]:
+        return {"Name": role.lower(), "Market": "ON_DEMAND", "InstanceRole": role, "InstanceType": instance_type,
+                "InstanceCount": count, "EbsConfiguration": {"EbsBlockDeviceConfigs": [
+                    {"VolumeSpecification": volume, "VolumesPerInstance": 1}]}}
+
+    instances: dict[str, Any] = {
+        "InstanceGroups": [group("MASTER", cluster.master_instance_type, 1),
+                           group("CORE", cluster.core_instance_type, replay.core_instance_count),
+                           group("TASK", cluster.task_instance_type, replay.task_instance_count)],
+        "Ec2SubnetId": cluster.subnet_id,
+        "EmrManagedMasterSecurityGroup": identity.master_security_group,
+        "EmrManagedSlaveSecurityGroup": identity.core_task_security_group,
+        "ServiceAccessSecurityGroup": identity.service_access_security_group,
+        "KeepJobFlowAliveWhenNoSteps": False,
+        "TerminationProtected": False,
+    }
+    if cluster.additional_master_security_group_ids:
+        instances["AdditionalMasterSecurityGroups"] = list(cluster.additional_master_security_group_ids)
+    if cluster.additional_core_task_security_group_ids:
+        instances["AdditionalSlaveSecurityGroups"] = list(cluster.additional_core_task_security_group_ids)
+    if cluster.key_name:
+        instances["Ec2KeyName"] = cluster.key_name
+    limits = replay.managed_scaling
+    request: dict[str, Any] = {
+        "Name": replay.name,
+        "ReleaseLabel": cluster.release_label,
+        "Applications": [{"Name": app} for app in ("Hadoop", "Hive", "Spark", *cluster.extra_applications)],
+        "LogUri": f"s3://{bucket_name}/logs/",
+        "Instances": instances,
+        "Configurations": merge_configurations(default_configurations(), cluster.extra_configurations),
+        "ServiceRole": identity.service_role,
+        "JobFlowRole": identity.instance_profile,
+        "AutoScalingRole": identity.autoscaling_role,
+        "SecurityConfiguration": identity.security_configuration,
+        "ScaleDownBehavior": "TERMINATE_AT_TASK_COMPLETION",
+        "StepConcurrencyLevel": 1,
+        "VisibleToAllUsers": True,
+        "ManagedScalingPolicy": {"ComputeLimits": {
+            "UnitType": "Instances", "MinimumCapacityUnits": limits.minimum_units,
+            "MaximumCapacityUnits": limits.maximum_units, "MaximumOnDemandCapacityUnits": limits.maximum_on_demand_units,
+            "MaximumCoreCapacityUnits": limits.maximum_core_units}},
+        "Tags": [{"Key": key, "Value": value} for key, value in
+                 sorted(with_vendor_tag(cluster.tags, EMR_MANAGED_POLICY_TAG, {"segment-lake-role": "replay"}).items())],
+    }
+    if cluster.bootstrap_actions:
+        request["BootstrapActions"] = [{"Name": b.name, "ScriptBootstrapAction": {"Path": b.path, "Args": list(b.args)}}
+                                       for b in cluster.bootstrap_actions]
+    return request
+
+
+def replay_template(request: dict[str, Any], steps: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """The template ``segment-lake replay-on-emr`` reads: the request and, per source id, its slug and its
+    replay step without the window (``--from``/``--to`` are appended to the step's arguments)."""
+    return {"format": contract.REPLAY_TEMPLATE_FORMAT, "run_job_flow": request,
+            "sources": {source_id: {"slug": slug, "step": step} for source_id, (slug, step) in steps.items()}}
+
+
+class ReplayCluster(Construct):
+    """The template of a temporary replay cluster, in the bucket, and the policy that lets an operator start one.
+
+    Start one with ``segment-lake replay-on-emr --lake s3://<bucket>/ --source-id ID --from DAY --to DAY``.
+    Attributes: ``props`` (resolved), ``template`` (dict, Terraform tokens inside), ``template_object``,
+    ``template_uri``, ``launcher_policy`` (attach it to whoever starts replays).
+    """
+
+    def __init__(self, scope: Construct, id: str, *, props: ReplayClusterProps, cluster: DataLakeCluster,
+                 roles: DataLakeRoles, workload: WorkloadDelivery, sources: Sequence[SegmentSource], bucket_name: str,
+                 bucket_arn: str, workspace_id: str | None = None, bucket_kms_key_arn: str | None = None,
+                 account: AwsAccount | None = None) -> None:
+        super().__init__(scope, id)
+        validate_sources(sources)
+        account = AwsAccount.of(self, account)
+        self.props = props = props.resolved(cluster.props)
+        security = cluster.security
+        identity = ClusterIdentity(
+            service_role=roles.emr_service_role.name, autoscaling_role=roles.emr_autoscaling_role.name,
+            instance_profile=roles.emr_instance_profile.name,
+            security_configuration=security.security_configuration.name,
+            master_security_group=security.master_security_group.id,
+            core_task_security_group=security.core_task_security_group.id,
+            service_access_security_group=security.service_access_security_group.id)
+        steps = {}
+        for source in sources:
+            command = sync_command(source, bucket_name, account.region, workspace_id, command="replay")
+            steps[source.source_id] = (source.slug, {
+                "Name": f"segment-lake replay {source.slug} ({source.source_id})",
+                # the cluster exists for this step only
+                "ActionOnFailure": "TERMINATE_CLUSTER",
+                "HadoopJarStep": {"Jar": workload.step_jar, "Args": workload.step_args(
+                    [*command, "--wait-for-lock", str(REPLAY_LOCK_WAIT_MINUTES)])}})
+        self.template = replay_template(run_job_flow_request(cluster.props, props, identity, bucket_name), steps)
+        key = f"{contract.REPLAY_TEMPLATES_PREFIX}{props.name}.json"
+        self.template_object = S3Object(self, "Template", bucket=bucket_name, key=key,
+                                        content=json.dumps(self.template, indent=2), content_type="application/json")
+        self.template_uri = f"s3://{bucket_name}/{key}"
+        document = policy_documents.render(
+            "replay-launcher-permissions", bucket_arn=bucket_arn, template_prefix=contract.REPLAY_TEMPLATES_PREFIX,
+            partition=account.partition, region=account.region, account_id=account.account_id,
+            role_arns=[roles.emr_service_role.arn, roles.emr_instance_role.arn, roles.emr_autoscaling_role.arn])
+        if bucket_kms_key_arn:  # the template is encrypted with the bucket's key
+            document["Statement"].append({"Sid": "ReadTheTemplateWithTheBucketKey", "Effect": "Allow",
+                                          "Action": "kms:Decrypt", "Resource": bucket_kms_key_arn})
+        self.launcher_policy = IamPolicy(
+            self, "LauncherPolicy", name=f"SegmentDataLakeReplayLauncherPolicy{roles.props.name_suffix}",
+            description="Start and follow replay clusters of the Segment data lake (segment-lake replay-on-emr)",
+            policy=json.dumps(document, indent=2), tags=with_vendor_tag(roles.props.tags))
