@@ -106,6 +106,7 @@ soak: setup
 	$(PY) tests/kill_harness.py $(SOAK_ARGS)
 	$(PY) tests/crash_points.py $(CRASH_ARGS)
 	$(PY) tests/deletion_crash_points.py $(CRASH_ARGS)
+	$(PY) tests/compaction_crash_points.py $(CRASH_ARGS)
 	SEGMENT_LAKE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q tests/test_hostile_input.py
 
 # The sync CLI against DuckDB on the same generated files, end to end (about 25 minutes on 2 cores):

@@ -20,7 +20,7 @@ from pathlib import Path
 from lake_checks import check_lake, harness_arguments
 
 SOURCE = "src0001"
-WRITES = ("write_text", "delete", "move", "replace")
+WRITES = ("write_text", "delete", "move", "replace", "copy")
 CATALOG_WRITES = ("ensure_database", "register")
 
 
@@ -73,6 +73,16 @@ class DyingStorage:
         return self._boundaries("replace", target, lambda: self._storage.replace(source, target),
                                 half=lambda: self._copy(source, target))
 
+    def copy(self, source, target):  # halfway: a partial file at the target (a local copy cut short)
+        return self._boundaries("copy", target, lambda: self._storage.copy(source, target),
+                                half=lambda: self._partial_copy(source, target))
+
+    def _partial_copy(self, source, target):
+        self._copy(source, target)
+        path = target[len("file:"):].lstrip("/")
+        with open("/" + path, "r+b") as file:
+            file.truncate(max(1, file.seek(0, 2) // 2))
+
     def _copy(self, source, target):
         jvm, conf = self._spark.sparkContext._jvm, self._spark.sparkContext._jsc.hadoopConfiguration()
         src, dst = jvm.org.apache.hadoop.fs.Path(source), jvm.org.apache.hadoop.fs.Path(target)
@@ -95,12 +105,16 @@ class DyingCatalog:
     def register(self, database, changes):
         return self._boundaries("register", "catalog", lambda: self._catalog.register(database, changes))
 
+    def set_partition_locations(self, database, table, keys, locations):
+        return self._boundaries("set_partition_locations", "catalog",
+                                lambda: self._catalog.set_partition_locations(database, table, keys, locations))
+
 
 def points_to_try(seen: list[str], trials: int | None, seed: int) -> list[tuple[int, str]]:
     """Where to die, (write number, how), given the writes ``seen`` in a run: every one when ``trials`` is None, else
     a seeded sample of that many, one point per kind of write and way of dying first."""
     points = [(n, how) for n in range(1, len(seen) + 1) for how in ("before", "after", "half")
-              if how != "half" or seen[n - 1].startswith(("move", "replace"))]
+              if how != "half" or seen[n - 1].startswith(("move", "replace", "copy"))]
     if trials is not None:
         random.Random(seed).shuffle(points)
         kinds = {f"{how} {seen[n - 1]}": (n, how) for n, how in reversed(points)}

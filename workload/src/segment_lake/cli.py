@@ -9,6 +9,7 @@ from datetime import UTC
 
 from .contract import DATE_PARTITIONS
 from .errors import classify, missing_input
+from .settings import DEFAULT_OLDER_THAN_HOURS, DEFAULT_TARGET_FILE_MB
 
 EMR_INFO = "/mnt/var/lib/info/job-flow.json"
 
@@ -89,6 +90,22 @@ def parser() -> argparse.ArgumentParser:
     _user_arguments(delete)
     delete.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
 
+    compact = commands.add_parser(
+        "compact", help="merge the small files of a source's closed partitions toward a target size",
+        description="Merge each closed partition's files into as few as --target-file-mb allows, with the same rows. "
+                    "Readers see the old files or the merged ones (the catalog points at the merged files while the "
+                    "partition's folder changes); takes the source's lock; a crash is finished by the next compact "
+                    "or sync. Pass the naming options the syncs use. Writes a report with the file counts.")
+    compact.add_argument("--source-id", required=True, help="Segment source id")
+    compact.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
+    compact.add_argument("--older-than", type=float, default=DEFAULT_OLDER_THAN_HOURS, metavar="HOURS",
+                         help=f"only partitions whose hour (or day) ended this long ago "
+                              f"(default {DEFAULT_OLDER_THAN_HOURS})")
+    compact.add_argument("--target-file-mb", type=int, default=DEFAULT_TARGET_FILE_MB, metavar="N",
+                         help=f"size of the merged files (default {DEFAULT_TARGET_FILE_MB})")
+    _catalog_arguments(compact)
+    compact.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
+
     state = commands.add_parser("state", help="show a source's sync state, or drop its unfinished run",
                                 description="show: the finished runs, the files processed and the unfinished run (if "
                                             "any). reset: drop the unfinished run (what its attempts published "
@@ -121,14 +138,7 @@ def _sync_arguments(command: argparse.ArgumentParser) -> None:
                          help="raw events: newline-delimited JSON, optionally .gz, in any folder structure "
                               "(local path, file://, s3:// or s3a://)")
     command.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
-    command.add_argument("--source-slug", help="source slug; names the default database")
-    command.add_argument("--glue-database", help="database of the tables (default: slug of the source slug, else of the id)")
-    command.add_argument("--table-prefix", default="", help="prefix of every table name, e.g. ios_")
-    command.add_argument("--date-partition", default="day_hour", choices=list(DATE_PARTITIONS),
-                         help="partition layout by receivedAt (default day_hour)")
-    command.add_argument("--catalog", choices=["local", "glue"], default=_default_catalog(),
-                         help="local: Spark's metastore inside the lake folder; glue: AWS Glue (default on EMR)")
-    command.add_argument("--aws-region", help="region of the Glue catalog (default: AWS_REGION or boto3's configuration)")
+    _catalog_arguments(command)
     command.add_argument("--workspace-id", help="Segment workspace id, copied into the report")
     command.add_argument("--max-records-per-file", type=int, default=5_000_000,
                          help="split a partition's file beyond this many rows (default 5,000,000)")
@@ -145,6 +155,18 @@ def _sync_arguments(command: argparse.ArgumentParser) -> None:
                          help="while another run holds the source's lock, wait up to this long for it (default 0: "
                               "refuse at once)")
     command.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
+
+
+def _catalog_arguments(command: argparse.ArgumentParser) -> None:
+    """Where the source's tables are registered and how they are named and partitioned."""
+    command.add_argument("--source-slug", help="source slug; names the default database")
+    command.add_argument("--glue-database", help="database of the tables (default: slug of the source slug, else of the id)")
+    command.add_argument("--table-prefix", default="", help="prefix of every table name, e.g. ios_")
+    command.add_argument("--date-partition", default="day_hour", choices=list(DATE_PARTITIONS),
+                         help="partition layout by receivedAt (default day_hour)")
+    command.add_argument("--catalog", choices=["local", "glue"], default=_default_catalog(),
+                         help="local: Spark's metastore inside the lake folder; glue: AWS Glue (default on EMR)")
+    command.add_argument("--aws-region", help="region of the Glue catalog (default: AWS_REGION or boto3's configuration)")
 
 
 def _day(text: str):
@@ -366,6 +388,45 @@ def run_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_compact(args: argparse.Namespace) -> int:
+    from .catalog.glue import GlueCatalog
+    from .catalog.local import LocalCatalog
+    from .compaction import Compaction
+    from .errors import InvalidSettings
+    from .layout import LakeLayout
+    from .session import build_session
+    from .settings import SyncSettings
+    from .storage import LakeStorage
+    from .sync import source_lock
+
+    if args.older_than < 0 or args.target_file_mb < 1:
+        raise InvalidSettings(f"invalid --older-than {args.older_than} or --target-file-mb {args.target_file_mb}: "
+                              f"pass 0 or more hours and 1 or more MB")
+    settings = SyncSettings(source_id=args.source_id, input_uri=args.lake, lake_uri=args.lake,
+                            source_slug=args.source_slug, glue_database=args.glue_database,
+                            table_prefix=args.table_prefix, date_partition=args.date_partition, catalog=args.catalog)
+    local_lake = _local_path(settings.lake_uri)
+    if local_lake is not None and not os.path.isdir(local_lake):
+        raise InvalidSettings(f"no lake at {settings.lake_uri!r}: pass the --lake the syncs write to")
+    spark = build_session(f"segment-lake compact {settings.source_id}", settings.lake_uri,
+                          local_catalog=settings.catalog == "local", verbose=args.verbose)
+    catalog = LocalCatalog(spark) if settings.catalog == "local" else GlueCatalog(region=args.aws_region)
+    storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
+    if not catalog.database_exists(settings.database):
+        raise InvalidSettings(f"no database {settings.database!r} in the {settings.catalog} catalog: pass the "
+                              f"--source-slug or --glue-database the syncs of {settings.source_id} use")
+    lock = source_lock(spark, layout)
+    lock.run_id = "compact"
+    with lock.held():
+        report = Compaction(spark, storage, catalog, layout, settings.database, settings.table_name_prefix,
+                            settings.date_partition, check=lock.check).run(args.older_than, args.target_file_mb)
+    print(f"compacted {settings.source_id}: {report['partitions_compacted']} partitions, "
+          f"{report['merged_files_before']} files merged into {report['merged_files_after']}; data files of the "
+          f"source: {report['files_before']} before, {report['files_after']} after")
+    print(f"  report: {layout.compaction_report(report['compaction_id'])}")
+    return 0
+
+
 def run_replay_on_emr(args: argparse.Namespace) -> int:
     import json
 
@@ -399,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         return {"sync": run_sync, "generate": run_generate, "sql": run_sql, "state": run_state,
                 "history": run_history, "suppress": run_suppress,
                 "delete-users": run_delete_users, "replay": run_sync,
-                "replay-on-emr": run_replay_on_emr}[args.command](args)
+                "replay-on-emr": run_replay_on_emr, "compact": run_compact}[args.command](args)
     except Exception as error:  # one line naming what failed; the report has the rest
         code, message = classify(error)
         print(f"segment-lake: error ({code}): {message}", file=sys.stderr)

@@ -28,6 +28,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DecimalType, LongType, StringType, StructType
 
+from .errors import InvalidSettings
 from .layout import LakeLayout
 from .state import SourceState, new_run_id
 from .storage import LakeStorage, join, relative_path
@@ -147,6 +148,9 @@ class UserDeletion:
     def run(self, user_ids: tuple[str, ...], anonymous_ids: tuple[str, ...], now: datetime | None = None) -> dict:
         """Deletes the rows of these ids; returns the deletion's report."""
         now = now or datetime.now(UTC)
+        if self.storage.exists(self.state.compaction_uri):  # its partitions' files are between two places
+            raise InvalidSettings(f"source {self.layout.source_id} has an unfinished compaction: finish it with "
+                                  f"`segment-lake compact` (or a sync), then delete the users")
         finish_deletion(self.storage, self.layout, self.progress, self.check)  # also clears a dead one's stage
         SuppressionList(self.storage, self.state.suppressed_uri).add(list(user_ids), list(anonymous_ids), now)
         journal = Journal(new_run_id(now), self.layout.source_id, now.isoformat(), user_ids, anonymous_ids)

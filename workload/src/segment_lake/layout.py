@@ -5,10 +5,12 @@
     segment-data/rejected/<source>/run_id=<run>/          lines that are not events
     segment-data/reports/day=<day>/source=<source>/run_id=<run>/report.json
     segment-data/deletions/<source>/<deletion>.json       what each user deletion removed
+    segment-data/compactions/<source>/<compaction>.json   what each compaction merged
     segment-data/state/<source>/pending.json, processed/run_id=<run>.json, landed/run_id=<run>/,
                                duplicates/part-<run>-<n>.snappy.parquet (the dedup window's),
                                lock.json, suppressed.json, deletion.json and deletion-stage/ (an unfinished
-                               deletion's journal and rewritten files)
+                               deletion's journal and rewritten files), compaction.json and
+                               compaction-stage/ (an unfinished compaction's journal and merged files)
     segment-data/metastore/                                the embedded catalog (local lakes)
     segment-stage/<source>/<run>/                          a run's files before they are published
 """
@@ -59,6 +61,9 @@ class LakeLayout:
 
     def deletion_report(self, deletion_id: str) -> str:
         return join(self.lake, "segment-data", "deletions", self.source_id, f"{deletion_id}.json")
+
+    def compaction_report(self, compaction_id: str) -> str:
+        return join(self.lake, "segment-data", "compactions", self.source_id, f"{compaction_id}.json")
 
     @property
     def state(self) -> str:

@@ -28,6 +28,8 @@ def describe(state: SourceState) -> list[str]:
              f"files processed: {len(state.processed_files())}"]
     if state.storage.exists(state.deletion_uri):
         lines.append("unfinished deletion: its files are staged; the next sync or delete-users finishes it")
+    if state.storage.exists(state.compaction_uri):
+        lines.append("unfinished compaction: its merged files are staged; the next sync or compact finishes it")
     pending = state.pending()
     if pending is None:
         lines.append("unfinished run: none")

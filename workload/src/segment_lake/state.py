@@ -56,6 +56,8 @@ class SourceState:
         self.suppressed_uri = join(self.root, "suppressed.json")
         self.deletion_uri = join(self.root, "deletion.json")
         self.deletion_stage_uri = join(self.root, "deletion-stage")
+        self.compaction_uri = join(self.root, "compaction.json")
+        self.compaction_stage_uri = join(self.root, "compaction-stage")
 
     def pending(self) -> RunManifest | None:
         if not self.storage.exists(self.pending_uri):

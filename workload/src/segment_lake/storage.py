@@ -150,10 +150,15 @@ class LakeStorage:
         if fs.getScheme() == "file":
             self._rename_over(fs, self._path(source), path)
             return
-        jvm = self._jvm.org.apache.hadoop.fs
-        if not jvm.FileUtil.copy(self._fs(source), self._path(source), fs, path, False, True, self._conf):
-            raise OSError(f"could not copy {source} over {target}")
+        self.copy(source, target)
         self.delete(source)
+
+    def copy(self, source: str, target: str) -> None:
+        """Copy a file over ``target`` (on S3 through this process); ``source`` stays."""
+        jvm = self._jvm.org.apache.hadoop.fs
+        if not jvm.FileUtil.copy(self._fs(source), self._path(source), self._fs(target), self._path(target), False, True,
+                                 self._conf):
+            raise OSError(f"could not copy {source} to {target}")
 
     @staticmethod
     def _rename_over(fs, source, target) -> None:

@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 from . import write
 from .catalog import Catalog, TableChange
 from .column_types import ColumnType
+from .compaction import finish_compaction
 from .dedup import DEDUP_WINDOW_DAYS, DUPLICATE_COLUMNS, duplicate_rows
 from .deletion import finish_deletion
 from .discover import new_files, read_lines, replay_files
@@ -148,6 +149,7 @@ class Sync:
         with self.progress.stage("discover") as done:
             # one a crash stopped goes first (and a stage left by one that died before its journal)
             finish_deletion(self.storage, self.layout, self.progress, self.lock.check)
+            finish_compaction(self.storage, self.catalog, self.layout, self.progress, self.lock.check)
             manifest = self._manifest(result)
             redo = manifest.run_id != result.run_id
             done(f"redoing unfinished run {manifest.run_id} over {count(len(manifest.files), 'file')}" if redo

@@ -4,8 +4,10 @@ A run reads and registers all its tables in one call each, so its cost in the ca
 the number of tables by milliseconds, not by round trips of seconds."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Protocol
+from urllib.parse import unquote
 
 from ..route import partition_path
 
@@ -48,6 +50,23 @@ class Catalog(Protocol):
     def register(self, database: str, changes: list[TableChange]) -> None:
         """Create the missing tables (EXTERNAL, in their format), append the columns they lack and add the
         partitions they lack."""
+
+    def partition_locations(self, database: str, table: str) -> dict[tuple[str, ...], str]:
+        """Every partition's values and location."""
+
+    def set_partition_locations(self, database: str, table: str, keys: tuple[str, ...],
+                                locations: dict[tuple[str, ...], str]) -> None:
+        """Points each existing partition (by its values) at another location; a reader sees one or the other."""
+
+
+def location_key(uri: str) -> str:
+    """A folder's URI without what varies between spellings of the same place: the scheme (s3://, s3a://; file:/,
+    file:///), percent-encoding and slashes at either end."""
+    return unquote(uri.split(":", 1)[1] if re.match(r"^[a-z0-9]+:", uri) else uri).strip("/")
+
+
+def same_location(one: str, other: str) -> bool:
+    return location_key(one) == location_key(other)
 
 
 def table_columns(catalog: Catalog, database: str, table: str) -> list[tuple[str, str]] | None:

@@ -24,7 +24,7 @@ STORAGE = {
 # update_table accepts only these keys of what get_table returns.
 TABLE_INPUT_KEYS = ("Name", "Description", "Owner", "Retention", "StorageDescriptor", "PartitionKeys", "TableType",
                     "Parameters", "ViewOriginalText", "ViewExpandedText", "TargetTable")
-GET_BATCH, CREATE_BATCH = 1000, 100
+GET_BATCH, CREATE_BATCH, UPDATE_BATCH = 1000, 100, 100
 
 
 def glue_location(uri: str) -> str:
@@ -67,6 +67,32 @@ class GlueCatalog:
                 if appended:
                     self.add_columns(database, change.table, appended)
             self.add_partitions(database, change)
+
+    def partition_locations(self, database, table):
+        return {tuple(p["Values"]): p["StorageDescriptor"]["Location"]
+                for page in self.glue.get_paginator("get_partitions").paginate(
+                    DatabaseName=database, TableName=table, **self._catalog)
+                for p in page["Partitions"]}
+
+    def set_partition_locations(self, database, table, keys, locations):
+        wanted = [list(values) for values in locations]
+        for start in range(0, len(wanted), UPDATE_BATCH):
+            chunk = wanted[start:start + UPDATE_BATCH]
+            found = self.glue.batch_get_partition(DatabaseName=database, TableName=table, **self._catalog,
+                                                  PartitionsToGet=[{"Values": values} for values in chunk])
+            entries = [{"PartitionValueList": p["Values"], "PartitionInput": {
+                "Values": p["Values"], "StorageDescriptor": {
+                    **p["StorageDescriptor"], "Location": glue_location(locations[tuple(p["Values"])])}}}
+                for p in found.get("Partitions", [])]
+            if len(entries) != len(chunk):
+                raise RuntimeError(f"Glue has {len(entries)} of {len(chunk)} partitions of {database}.{table} to point "
+                                   f"elsewhere: they were removed meanwhile")
+            result = self.glue.batch_update_partition(DatabaseName=database, TableName=table, Entries=entries,
+                                                      **self._catalog)
+            if result.get("Errors"):
+                detail = result["Errors"][0]["ErrorDetail"]
+                raise RuntimeError(f"Glue refused to move partitions of {database}.{table}: {detail.get('ErrorCode')}: "
+                                   f"{detail.get('ErrorMessage')}")
 
     def partitions(self, database, table):
         pages = self.glue.get_paginator("get_partitions").paginate(DatabaseName=database, TableName=table,

@@ -41,7 +41,34 @@ class LocalCatalog:
         specs = self.spark.sql(f"SHOW PARTITIONS `{database.replace('`', '``')}`.`{table.replace('`', '``')}`")
         return {tuple(unquote(part.split("=", 1)[1]) for part in row[0].split("/")) for row in specs.collect()}
 
+    def partition_locations(self, database, table):
+        external = self.spark._jsparkSession.sharedState().externalCatalog()
+        keys = _strings(external.getTable(database, table).partitionColumnNames())
+        found = {}
+        listed = external.listPartitions(database, table, self.spark.sparkContext._jvm.scala.Option.empty()).iterator()
+        while listed.hasNext():
+            partition = listed.next()
+            found[tuple(partition.spec().apply(key) for key in keys)] = partition.location().toString()
+        return found
+
+    def set_partition_locations(self, database, table, keys, locations):
+        name = f"`{database.replace('`', '``')}`.`{table.replace('`', '``')}`"
+        for values, location in locations.items():
+            spec = ", ".join(f"`{key}` = {_literal(value)}" for key, value in zip(keys, values, strict=True))
+            self.spark.sql(f"ALTER TABLE {name} PARTITION ({spec}) SET LOCATION {_literal(location)}")
+
     def register(self, database, changes: list[TableChange]):
         self._tables().register(self.spark._jsparkSession, database, json.dumps([
             {"table": c.table, "columns": c.columns, "keys": c.keys, "partitions": c.partitions, "location": c.location,
              "format": c.format, "partition_locations": c.partition_locations} for c in changes]))
+
+
+def _strings(seq) -> list[str]:
+    values, iterator = [], seq.iterator()
+    while iterator.hasNext():
+        values.append(iterator.next())
+    return values
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"

@@ -1,0 +1,154 @@
+"""Compaction: each closed partition's small files become as few as the target size allows, with the same rows; a
+reader of the catalog sees every row once throughout, crashes included; the partitions end in their own folders,
+where later syncs add to them."""
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import compaction_crash_points
+import pytest
+from lake_events import event
+from sync_harness import Lake, make_catalog
+
+from segment_lake.catalog import same_location
+from segment_lake.compaction import Compaction, CompactionJournal, Merge, files_wanted, partition_end
+from segment_lake.deletion import UserDeletion
+from segment_lake.errors import InvalidSettings
+from segment_lake.state import SourceState
+
+CLI = str(Path(sys.executable).with_name("segment-lake"))
+
+
+def _write(folder: Path, name: str, events: list[dict]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text("".join(json.dumps(e) + "\n" for e in events))
+
+
+def test_partition_times_sizes_journal_and_locations():
+    assert partition_end("day_hour", ("2024-01-02", "03")) == datetime(2024, 1, 2, 4, tzinfo=UTC)
+    assert partition_end("year_month_day", ("2024", "02", "29")) == datetime(2024, 3, 1, tzinfo=UTC)
+    assert partition_end("day", ("__HIVE_DEFAULT_PARTITION__",)) is None
+    assert (files_wanted(0, 256), files_wanted(256, 256), files_wanted(257, 256)) == (1, 1, 2)
+    journal = CompactionJournal("c1", "src", "db", ("day", "hr"), "2024-05-01T00:00:00+00:00", (
+        Merge("page", ("2024-01-02", "03"), "file:/l/p", "file:/s/p", ("a.parquet", "b.parquet"),
+              (("part-c1-00000.snappy.parquet", 123),), 9),))
+    assert CompactionJournal.from_json(journal.to_json()) == journal
+    assert same_location("s3://b/x/day=1/", "s3a://b/x/day=1") and same_location("file:/l/a%20b", "file:///l/a b")
+    assert not same_location("s3://b/x/day=1", "s3://b/x/day=10")
+
+
+def _old_partition_files(lake: Lake, table: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for uri in lake.data_files(table):
+        folder = "/".join(uri.rsplit("/", 3)[1:3])
+        counts[folder] = counts.get(folder, 0) + 1
+    return counts
+
+
+def _reader(spark, lake: Lake, table: str) -> list[tuple]:
+    """What a reader of the catalog sees (Spark SQL through the table's partition locations)."""
+    spark.sql(f"REFRESH TABLE {lake.database}.{table}")
+    return sorted(tuple(row) for row in spark.sql(f"SELECT * FROM {lake.database}.{table}").collect())
+
+
+def test_compact_merges_closed_partitions_of_several_syncs_row_exact(spark, tmp_path):
+    old_day = tmp_path / "input" / "1704153600000"
+    recent = datetime.now(UTC) - timedelta(hours=1)
+    recent_day = tmp_path / "input" / str(int(recent.replace(hour=0, minute=0, second=0, microsecond=0).timestamp() * 1000))
+    at = recent.strftime("%Y-%m-%dT%H:%M:%SZ")
+    lake = Lake(spark, make_catalog("local", spark, None), "local", f"file://{tmp_path}/lake",
+                f"file://{tmp_path}/input", "cmp1", "compaction_db")
+    for n in range(3):  # three syncs: three files in each partition
+        _write(old_day, f"{n}.json", [
+            event("page", f"p{n}a", f"2024-01-02T01:0{n}:00Z", userId="u1", properties={"count": n}),
+            event("page", f"p{n}b", f"2024-01-02T02:0{n}:00Z", userId="u2"),
+            event("identify", f"i{n}", f"2024-01-02T01:1{n}:00Z", userId=f"u{n}",
+                  traits={"plan": "pro"} if n == 2 else {}),  # a new column in the third sync's file only
+        ])
+        _write(recent_day, f"{n}.json", [event("page", f"r{n}", at, userId="u3")])
+        lake.sync()
+    before = {table: _reader(spark, lake, table) for table in ("page", "identify")}
+    files_before = {table: _old_partition_files(lake, table) for table in ("page", "identify")}
+    assert files_before["page"]["day=2024-01-02/hr=01"] == 3 and files_before["identify"]["day=2024-01-02/hr=01"] == 3
+    recent_folder = f"day={recent:%Y-%m-%d}/hr={recent:%H}"
+    assert files_before["page"][recent_folder] == 3
+
+    report = Compaction(spark, lake.storage, lake.catalog, lake.layout, lake.database, "", "day_hour",
+                        progress=lambda line: None).run(24, 256)
+
+    assert {table: _reader(spark, lake, table) for table in before} == before  # every row, once, same values
+    assert _old_partition_files(lake, "page") == {"day=2024-01-02/hr=01": 1, "day=2024-01-02/hr=02": 1,
+                                                  recent_folder: 3}  # the open partition is left alone
+    assert _old_partition_files(lake, "identify") == {"day=2024-01-02/hr=01": 1}
+    assert (report["partitions_compacted"], report["merged_files_before"], report["merged_files_after"]) == (3, 9, 3)
+    assert report["files_before"] - report["files_after"] == 6 and report["rows"] == 9
+    assert report["tables"]["page"] == {"partitions": 2, "files_before": 6, "files_after": 2}
+    merged = lake.data_files("identify")[0]
+    assert "traits_plan" in lake.storage.parquet_schema(merged).fieldNames()  # the union of the files' columns
+    report_file = Path(lake.layout.compaction_report(report["compaction_id"]).removeprefix("file://"))
+    assert json.loads(report_file.read_text())["rows"] == 9
+    state = SourceState(lake.storage, lake.layout.state)
+    assert not lake.storage.exists(state.compaction_uri) and not lake.storage.exists(state.compaction_stage_uri)
+    locations = lake.catalog.partition_locations(lake.database, "page")
+    assert all(same_location(location, f"{lake.location('page')}/day={v[0]}/hr={v[1]}") for v, location in
+               locations.items())
+
+    # a late event of a compacted hour lands in the partition's folder, visible; compacting again merges it
+    _write(old_day, "late.json", [event("page", "late", "2024-01-02T01:59:00Z", userId="u9")])
+    lake.sync()
+    assert len(_reader(spark, lake, "page")) == len(before["page"]) + 1
+    again = Compaction(spark, lake.storage, lake.catalog, lake.layout, lake.database, "", "day_hour",
+                       progress=lambda line: None).run(24, 256)
+    assert (again["partitions_compacted"], again["merged_files_before"], again["merged_files_after"]) == (1, 2, 1)
+    assert len(_reader(spark, lake, "page")) == len(before["page"]) + 1
+    assert Compaction(spark, lake.storage, lake.catalog, lake.layout, lake.database, "", "day_hour",
+                      progress=lambda line: None).run(24, 256)["partitions_compacted"] == 0  # nothing left to merge
+
+
+def test_a_compaction_killed_at_any_write_leaves_readers_every_row_once(spark, tmp_path):
+    summary = compaction_crash_points.run_trials(spark, tmp_path, trials=3, events=800, seed=7)
+    assert summary["trials"] == 3 and summary["crash_points"] == 3
+    assert summary["files_before"] > summary["files_after"] > 0
+
+
+def test_deletion_and_compaction_wait_for_each_other(spark, tmp_path):
+    lake = Lake(spark, make_catalog("local", spark, None), "local", f"file://{tmp_path}/lake",
+                f"file://{tmp_path}/input", "cmp2", "compaction_db2")
+    state = SourceState(lake.storage, lake.layout.state)
+    lake.storage.write_text(state.compaction_uri, CompactionJournal("c1", "cmp2", "compaction_db2", ("day", "hr"),
+                                                                    "2024-05-01T00:00:00+00:00").to_json())
+    with pytest.raises(InvalidSettings, match="source cmp2 has an unfinished compaction: finish it with"):
+        UserDeletion(spark, lake.storage, lake.layout, progress=lambda line: None).run(("u1",), ())
+    lake.storage.delete(state.compaction_uri)
+
+
+def test_glue_partitions_move_and_come_back(glue_client):
+    from segment_lake.catalog import TableChange
+    from segment_lake.catalog.glue import GlueCatalog
+
+    catalog = GlueCatalog(glue_client)
+    catalog.ensure_database("compaction_glue")
+    partitions = tuple((f"2024-01-{d:02d}", f"{h:02d}") for d in (1, 2) for h in range(60))  # more than one batch
+    catalog.register("compaction_glue", [TableChange("page", (("message_id", "string"),), ("day", "hr"), partitions,
+                                                     "s3a://bucket/segment-data/data/src/segment_type=page")])
+    home = catalog.partition_locations("compaction_glue", "page")
+    assert len(home) == 120 and home[("2024-01-02", "07")] == "s3://bucket/segment-data/data/src/segment_type=page/day=2024-01-02/hr=07"
+    moved = {values: f"s3a://bucket/stage/{values[0]}/{values[1]}" for values in partitions}
+    catalog.set_partition_locations("compaction_glue", "page", ("day", "hr"), moved)
+    now = catalog.partition_locations("compaction_glue", "page")
+    assert now[("2024-01-01", "59")] == "s3://bucket/stage/2024-01-01/59"
+    catalog.set_partition_locations("compaction_glue", "page", ("day", "hr"), home)
+    assert catalog.partition_locations("compaction_glue", "page") == home
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--lake", "missing"], "no lake at 'missing': pass the --lake the syncs write to"),
+    (["--lake", ".", "--target-file-mb", "0"], "invalid --older-than 24.0 or --target-file-mb 0"),
+])
+def test_the_command_refuses_bad_input_in_one_line(tmp_path, args, message):
+    result = subprocess.run([CLI, "compact", "--source-id", "src1", *args], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith(f"segment-lake: error (invalid_settings): {message}"), result.stderr

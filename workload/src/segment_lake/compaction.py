@@ -1,0 +1,287 @@
+"""Compacting a source's closed partitions (``segment-lake compact``): each partition's small files become as few
+files as the target size allows, with the same rows.
+
+Readers find a partition's files through its location in the catalog, so the merged files are written to a stage
+kept with the source's state (``state/<source>/compaction-stage/``), their row counts checked against the old
+files' (footers), and the plan journaled (``state/<source>/compaction.json``). Then, for every partition:
+point the catalog at its merged files in the stage; remove the old files from the partition's folder and copy the
+merged ones in; point the catalog back at the folder; remove the staged copies. A reader thus sees the old files or
+the merged ones, never both and never neither (a query that listed files before a switch may fail and need a retry),
+and the partition is back in its folder, where the sync, replays and deletions expect it. Each step can be found
+done or not from the catalog and the files, so a crash is finished by the next compaction or sync of the source
+(``finish_compaction``).
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from pyspark.sql import SparkSession
+
+from .catalog import Catalog, location_key, same_location
+from .contract import DATE_PARTITIONS
+from .errors import InvalidSettings
+from .layout import LakeLayout
+from .route import partition_path
+from .state import SourceState, new_run_id
+from .storage import FileInfo, LakeStorage, join
+from .write import PARQUET_SETTINGS
+
+
+@dataclass(frozen=True)
+class Merge:
+    """One partition's compaction: its old files (names in ``folder``) and the merged ones (names in ``staged``,
+    which they keep in ``folder``), and its rows."""
+
+    table: str
+    values: tuple[str, ...]
+    folder: str
+    staged: str
+    old_files: tuple[str, ...]
+    new_files: tuple[tuple[str, int], ...]  # (name, size in bytes)
+    rows: int
+
+
+@dataclass(frozen=True)
+class CompactionJournal:
+    compaction_id: str
+    source_id: str
+    database: str
+    keys: tuple[str, ...]
+    start_time: str
+    merges: tuple[Merge, ...] = field(default=())
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @staticmethod
+    def from_json(text: str) -> CompactionJournal:
+        data = json.loads(text)
+        merges = tuple(Merge(m["table"], tuple(m["values"]), m["folder"], m["staged"], tuple(m["old_files"]),
+                             tuple((name, size) for name, size in m["new_files"]), m["rows"]) for m in data["merges"])
+        return CompactionJournal(data["compaction_id"], data["source_id"], data["database"], tuple(data["keys"]),
+                                 data["start_time"], merges)
+
+
+def partition_end(date_partition: str, values: tuple[str, ...]) -> datetime | None:
+    """When a partition's time ends (UTC), from its values; None when they are not a time (never closed)."""
+    parts = dict(zip((pattern for _, pattern in DATE_PARTITIONS[date_partition]), values, strict=True))
+    try:
+        if "yyyy-MM-dd" in parts:
+            start = datetime.strptime(parts["yyyy-MM-dd"], "%Y-%m-%d")
+        else:
+            start = datetime(int(parts["yyyy"]), int(parts["MM"]), int(parts["dd"]))
+        if "HH" in parts:
+            return start.replace(hour=int(parts["HH"]), tzinfo=UTC) + timedelta(hours=1)
+        return start.replace(tzinfo=UTC) + timedelta(days=1)
+    except (KeyError, ValueError):
+        return None
+
+
+def files_wanted(size: int, target: int) -> int:
+    """How many files of about ``target`` bytes ``size`` bytes make."""
+    return max(1, math.ceil(size / target))
+
+
+class Compaction:
+    """Compacts one source's closed partitions; the caller holds the source's lock (``check`` runs before the lake
+    changes, and before each partition's switches)."""
+
+    def __init__(self, spark: SparkSession, storage: LakeStorage, catalog: Catalog, layout: LakeLayout, database: str,
+                 table_prefix: str, date_partition: str, progress: Callable[[str], None] = print,
+                 check: Callable[[], None] = lambda: None) -> None:
+        self.spark, self.storage, self.catalog, self.layout = spark, storage, catalog, layout
+        self.database, self.prefix, self.date_partition = database, table_prefix, date_partition
+        self.keys = tuple(key for key, _ in DATE_PARTITIONS[date_partition])
+        self.state = SourceState(storage, layout.state)
+        self.progress, self.check = progress, check
+
+    def run(self, older_than_hours: float, target_file_mb: int, now: datetime | None = None) -> dict:
+        """Compacts the partitions that ended more than ``older_than_hours`` ago; returns the report."""
+        now = now or datetime.now(UTC)
+        finish_compaction(self.storage, self.catalog, self.layout, self.progress, self.check)
+        pending = self.state.pending()
+        if pending is not None:
+            raise InvalidSettings(f"run {pending.run_id} of source {self.layout.source_id} is unfinished: sync first "
+                                  f"(it redoes the run), then compact")
+        journal = CompactionJournal(new_run_id(now), self.layout.source_id, self.database, self.keys, now.isoformat())
+        listed = self.storage.list_files(self.layout.tables)
+        candidates = self._candidates(listed, now - timedelta(hours=older_than_hours), target_file_mb << 20)
+        merges = []
+        for slot, (table, partitions) in enumerate(sorted(candidates.items())):
+            merges += self._merge(journal, slot, table, partitions, target_file_mb << 20)
+        journal = CompactionJournal(**{**journal.__dict__, "merges": tuple(merges)})
+        data_files = sum(1 for info in listed if info.uri.endswith(".parquet"))
+        if merges:
+            self.check()  # the lake changes from here on
+            self.storage.write_text(self.state.compaction_uri, journal.to_json())
+        report = finish_compaction(self.storage, self.catalog, self.layout, self.progress, self.check)
+        return {**(report or compaction_report(journal, now)), "files_before": data_files,
+                "files_after": data_files - sum(len(m.old_files) - len(m.new_files) for m in merges)}
+
+    def _candidates(self, listed: list[FileInfo], closed_before: datetime,
+                    target: int) -> dict[str, list[tuple[tuple[str, ...], str, list[FileInfo]]]]:
+        """The closed partitions of each table (by catalog name) whose files would be fewer merged, with their
+        values, folder and files; only partitions the catalog has in their own folder."""
+        folders: dict[str, list[FileInfo]] = defaultdict(list)
+        for info in listed:
+            if info.uri.endswith(".parquet"):
+                folders[location_key(info.uri.rsplit("/", 1)[0])].append(info)
+        found = defaultdict(list)
+        for name in self.storage.list_folders(self.layout.tables):
+            if not name.startswith("segment_type="):
+                continue
+            table, root = self.prefix + name.split("=", 1)[1], join(self.layout.tables, name)
+            known = self.catalog.tables_columns(self.database, [table])[table]
+            if known is None:
+                continue
+            for values, location in self.catalog.partition_locations(self.database, table).items():
+                folder = join(root, partition_path(list(self.keys), values))
+                files = folders.get(location_key(folder), [])
+                end = partition_end(self.date_partition, values)
+                if (end is None or end > closed_before or not same_location(location, folder)
+                        or len(files) <= files_wanted(sum(f.size for f in files), target)):
+                    continue
+                found[table].append((values, folder, files))
+        return found
+
+    def _merge(self, journal: CompactionJournal, slot: int, table: str,
+               partitions: list[tuple[tuple[str, ...], str, list[FileInfo]]], target: int) -> list[Merge]:
+        """Writes each partition's rows again into the stage, ``<slot>/<partition path>/``, in files of about
+        ``target`` bytes (by the table's bytes per row), with the union of its files' columns; every partition's
+        merged files must hold its old files' rows (footers) before the journal lets a switch begin."""
+        footers = {info.uri: self.storage.parquet_footer(info.uri) for _, _, files in partitions for info in files}
+        schema = None
+        for uri in sorted(footers, reverse=True):  # the newest file's column order first (files sort by run)
+            schema = footers[uri][0] if schema is None else _union(schema, footers[uri][0])
+        rows = sum(count for _, count in footers.values())
+        size = sum(info.size for _, _, files in partitions for info in files)
+        per_file = max(1, int(target / max(1.0, size / max(1, rows))))
+        base = join(self.layout.tables, f"segment_type={table[len(self.prefix):]}")
+        stage = join(self.state.compaction_stage_uri, journal.compaction_id, str(slot))
+        frame = (self.spark.read.option("basePath", base)
+                 .schema(_with_keys(schema, self.keys))
+                 .parquet(*[info.uri for _, _, files in partitions for info in files]))
+        (frame.repartition(*self.keys).write.options(**PARQUET_SETTINGS).option("maxRecordsPerFile", per_file)
+         .partitionBy(*self.keys).parquet(stage))
+        staged: dict[str, list[FileInfo]] = defaultdict(list)
+        for info in self.storage.list_files(stage):
+            if info.uri.endswith(".parquet"):
+                staged[location_key(info.uri.rsplit("/", 1)[0])].append(info)
+        merges = []
+        for values, folder, files in partitions:
+            staged_folder = join(stage, partition_path(list(self.keys), values))
+            new = staged.get(location_key(staged_folder), [])
+            old_rows = sum(footers[info.uri][1] for info in files)
+            new_rows = sum(self.storage.parquet_footer(info.uri)[1] for info in new)
+            if new_rows != old_rows:
+                raise RuntimeError(f"the merged files of {table} {'/'.join(values)} hold {new_rows} rows, not "
+                                   f"{old_rows}: nothing was changed; run compact again")
+            merges.append(Merge(table, values, folder, staged_folder, tuple(_name(i.uri) for i in files),
+                                tuple((f"part-{journal.compaction_id}-{n:05d}.snappy.parquet", i.size)
+                                      for n, i in enumerate(sorted(new, key=lambda i: i.uri))), old_rows))
+            self._name_staged(staged_folder, new, merges[-1])
+        return merges
+
+    def _name_staged(self, folder: str, new: list[FileInfo], merge: Merge) -> None:
+        """Gives the staged files the names they keep in the partition's folder (``part-<compaction id>-<n>``: they
+        sort after the files of the runs they merged)."""
+        for info, (name, _) in zip(sorted(new, key=lambda i: i.uri), merge.new_files, strict=True):
+            self.storage.move(info.uri, join(folder, name))
+
+
+def _union(schema, other):
+    from pyspark.sql.types import StructType
+
+    names = set(schema.fieldNames())
+    return StructType(list(schema.fields) + [f for f in other.fields if f.name not in names])
+
+
+def _with_keys(schema, keys: tuple[str, ...]):
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    return StructType([*schema.fields, *(StructField(key, StringType()) for key in keys)])
+
+
+def _name(uri: str) -> str:
+    return uri.rsplit("/", 1)[-1]
+
+
+def compaction_report(journal: CompactionJournal, finish_time: datetime) -> dict:
+    """What a compaction merged: partitions and files per table, and rows (unchanged)."""
+    tables: dict[str, dict[str, int]] = defaultdict(lambda: {"partitions": 0, "files_before": 0, "files_after": 0})
+    for merge in journal.merges:
+        counts = tables[merge.table]
+        counts["partitions"] += 1
+        counts["files_before"] += len(merge.old_files)
+        counts["files_after"] += len(merge.new_files)
+    return {"compaction_id": journal.compaction_id, "source_id": journal.source_id, "database": journal.database,
+            "start_time": journal.start_time, "finish_time": finish_time.astimezone(UTC).isoformat(),
+            "partitions_compacted": len(journal.merges), "rows": sum(m.rows for m in journal.merges),
+            "merged_files_before": sum(len(m.old_files) for m in journal.merges),
+            "merged_files_after": sum(len(m.new_files) for m in journal.merges), "tables": dict(sorted(tables.items())),
+            "partitions_not_compacted": []}
+
+
+def finish_compaction(storage: LakeStorage, catalog: Catalog, layout: LakeLayout,
+                      progress: Callable[[str], None] = print, check: Callable[[], None] = lambda: None) -> dict | None:
+    """Carries the source's journaled compaction to its end (again, if a crash stopped it), writes its report and
+    clears the journal and the stage; its report, or None when none was journaled (a stage left by one that died
+    before its journal is removed). Each step is found done or not from the catalog and the files."""
+    state = SourceState(storage, layout.state)
+    if not storage.exists(state.compaction_uri):
+        storage.delete(state.compaction_stage_uri, recursive=True)
+        return None
+    journal = CompactionJournal.from_json(storage.read_text(state.compaction_uri))
+    not_compacted: list[str] = []
+    by_table: dict[str, list[Merge]] = defaultdict(list)
+    for merge in journal.merges:
+        by_table[merge.table].append(merge)
+    for table, merges in sorted(by_table.items()):
+        locations = catalog.partition_locations(journal.database, table)
+        # 1. readers go to the merged files, unless a partition is back in its folder with them (step 3 done)
+        at_home = [m for m in merges if same_location(locations[m.values], m.folder) and not _moved(storage, m)]
+        lost = [m for m in at_home if not _staged(storage, m)]  # removed by hand: the old files stay
+        not_compacted += [f"{m.table} {'/'.join(m.values)}" for m in lost]
+        to_stage = {m.values: m.staged for m in at_home if m not in lost}
+        if to_stage:
+            check()
+            catalog.set_partition_locations(journal.database, table, journal.keys, to_stage)
+        # 2. the folder gets the merged files in place of the old ones, while nobody reads it
+        moving = [m for m in merges if m.values in to_stage or same_location(locations[m.values], m.staged)]
+        for merge in moving:
+            check()
+            for name in merge.old_files:
+                storage.delete(join(merge.folder, name))
+            for name, size in merge.new_files:
+                if storage.size(join(merge.folder, name)) != size:
+                    storage.copy(join(merge.staged, name), join(merge.folder, name))
+        # 3. readers go back to the folder
+        if moving:
+            check()
+            catalog.set_partition_locations(journal.database, table, journal.keys, {m.values: m.folder for m in moving})
+    report = {**compaction_report(journal, datetime.now(UTC)), "partitions_not_compacted": not_compacted}
+    storage.write_text(layout.compaction_report(journal.compaction_id), json.dumps(report, indent=1) + "\n")
+    storage.delete(state.compaction_uri)
+    storage.delete(state.compaction_stage_uri, recursive=True)  # 4. the staged copies
+    progress(f"compaction {journal.compaction_id}: {report['partitions_compacted']} partitions, "
+             f"{report['merged_files_before']} files merged into {report['merged_files_after']}")
+    if not_compacted:
+        progress(f"compaction {journal.compaction_id}: the merged files of {len(not_compacted)} partitions were gone, "
+                 f"so they keep their files (e.g. {not_compacted[0]}): run compact again")
+    return report
+
+
+def _staged(storage: LakeStorage, merge: Merge) -> bool:
+    return all(storage.size(join(merge.staged, name)) == size for name, size in merge.new_files)
+
+
+def _moved(storage: LakeStorage, merge: Merge) -> bool:
+    """Whether the partition's folder holds the merged files and none of the old ones."""
+    return (all(storage.size(join(merge.folder, name)) == size for name, size in merge.new_files)
+            and not any(storage.exists(join(merge.folder, name)) for name in merge.old_files))
+
