@@ -145,7 +145,7 @@ def test_glue_partitions_move_and_come_back(glue_client):
 
 @pytest.mark.parametrize("args, message", [
     (["--lake", "missing"], "no lake at 'missing': pass the --lake the syncs write to"),
-    (["--lake", ".", "--target-file-mb", "0"], "invalid --older-than 24.0 or --target-file-mb 0"),
+    (["--lake", ".", "--target-file-mb", "0"], "invalid --older-than 24 or --target-file-mb 0"),
 ])
 def test_the_command_refuses_bad_input_in_one_line(tmp_path, args, message):
     result = subprocess.run([CLI, "compact", "--source-id", "src1", *args], cwd=tmp_path, capture_output=True,

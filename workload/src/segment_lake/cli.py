@@ -7,9 +7,8 @@ import os
 import sys
 from datetime import UTC
 
-from .contract import DATE_PARTITIONS
+from .contract import DATE_PARTITIONS, DEFAULT_OLDER_THAN_HOURS, DEFAULT_TARGET_FILE_MB
 from .errors import classify, missing_input
-from .settings import DEFAULT_OLDER_THAN_HOURS, DEFAULT_TARGET_FILE_MB
 
 EMR_INFO = "/mnt/var/lib/info/job-flow.json"
 
@@ -407,7 +406,7 @@ def run_compact(args: argparse.Namespace) -> int:
                             table_prefix=args.table_prefix, date_partition=args.date_partition, catalog=args.catalog)
     local_lake = _local_path(settings.lake_uri)
     if local_lake is not None and not os.path.isdir(local_lake):
-        raise InvalidSettings(f"no lake at {settings.lake_uri!r}: pass the --lake the syncs write to")
+        raise InvalidSettings(f"no lake at {args.lake!r}: pass the --lake the syncs write to")
     spark = build_session(f"segment-lake compact {settings.source_id}", settings.lake_uri,
                           local_catalog=settings.catalog == "local", verbose=args.verbose)
     catalog = LocalCatalog(spark) if settings.catalog == "local" else GlueCatalog(region=args.aws_region)

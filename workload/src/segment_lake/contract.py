@@ -64,3 +64,8 @@ def join_prefix(prefix: str) -> str:
 # which `segment-lake replay-on-emr` fills in.
 REPLAY_TEMPLATES_PREFIX = "segment-lake-replay/"
 REPLAY_TEMPLATE_FORMAT = 1
+
+# Compaction's defaults: Segment advises files of about 256 MB for Athena and Spark, and a partition a day old
+# takes no more events from a sync.
+DEFAULT_TARGET_FILE_MB = 256
+DEFAULT_OLDER_THAN_HOURS = 24

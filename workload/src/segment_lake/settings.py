@@ -20,10 +20,6 @@ from .storage import normalize_uri
 URI_SCHEMES = ("file", "s3", "s3a")
 CATALOGS = ("local", "glue")
 
-# compaction (segment-lake compact)
-DEFAULT_TARGET_FILE_MB = 256  # Segment's advice for Athena and Spark
-DEFAULT_OLDER_THAN_HOURS = 24  # a partition this old takes no more events from a sync
-
 
 def _check(value: str, name: NamePattern) -> None:
     if not name.matches(value):
