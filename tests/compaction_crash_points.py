@@ -1,6 +1,7 @@
 """Crashes at every I/O boundary of a compaction (the storage and catalog wrappers of crash_points.py: before, after,
 or halfway through its Nth write, a catalog switch included). After each death a reader of the catalog must see
-every row once (each table's messageIds as before), and the lake's files must be the old ones or the merged ones
+every row once (each table's messageIds as before), the next sync must know every file processed and every
+messageId landed (the compaction of the sync's state), and the lake's files must be the old ones or the merged ones
 wherever the catalog points; then the next compact (or sync) finishes it, and the lake must equal one compacted
 without a crash.
 
@@ -14,6 +15,7 @@ import json
 import shutil
 import sys
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from crash_points import SOURCE, Boundaries, Died, DyingCatalog, DyingStorage, _batches, _stage_input, points_to_try
@@ -74,6 +76,20 @@ def partitions_away(catalog, database: str, lake: Path) -> list[str]:
                                            f"day={v[0]}/hr={v[1]}")]
 
 
+def dedup_state(spark, lake: Path, span) -> tuple[set[str], set[str]]:
+    """What keeps the next sync from landing an event twice: the files processed, and the messageIds dedup would
+    compare a run's events received in ``span`` against."""
+    from segment_lake.landed_index import landed_ids
+    from segment_lake.layout import LakeLayout
+    from segment_lake.state import SourceState
+    from segment_lake.storage import LakeStorage
+
+    storage, layout = LakeStorage(spark), LakeLayout(f"file://{lake}", SOURCE)
+    state = SourceState(storage, layout.state)
+    ids = landed_ids(spark, storage, state, layout, "day_hour", *span)
+    return state.processed_files(), {row[0] for row in ids.select("message_id").distinct().collect()}
+
+
 def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) -> dict:
     """A base lake from three syncs (three files per partition); a compaction without a crash (the reference), then
     one per crash point, each on a copy of the base registered in its own database."""
@@ -97,6 +113,9 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
         _stage_input(batch, source_root, inputs)
         Sync(spark, settings(base, base_database), LocalCatalog(spark), progress=lambda line: None).run()
     before_rows = catalog_rows(spark, base_database)
+    landed = spark.read.parquet(f"{base}/segment-data/state/{SOURCE}/landed").agg({"received_at": "min"}).first()[0]
+    span = (landed.replace(tzinfo=UTC) - timedelta(days=1), datetime.now(UTC) + timedelta(days=365))
+    before_state = dedup_state(spark, base, span)
 
     def compact(lake: Path, database: str, boundaries: Boundaries | None = None) -> dict:
         storage, catalog = LakeStorage(spark), LocalCatalog(spark)
@@ -128,6 +147,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
             pass
         where = f"death {how} write {n} ({dying.seen[-1]})"
         assert catalog_rows(spark, database) == before_rows, f"{where}: a reader sees other rows"
+        assert dedup_state(spark, lake, span) == before_state, f"{where}: the next sync would not see what landed"
         if (lake / "segment-data" / "state" / SOURCE / "compaction.json").exists() and trial % 2:
             Sync(spark, settings(lake, database), LocalCatalog(spark), progress=lambda line: None).run()  # finishes it
         else:

@@ -4,7 +4,7 @@ where later syncs add to them."""
 import json
 import subprocess
 import sys
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import compaction_crash_points
@@ -16,7 +16,9 @@ from segment_lake.catalog import same_location
 from segment_lake.compaction import Compaction, CompactionJournal, Merge, files_wanted, partition_end
 from segment_lake.deletion import UserDeletion
 from segment_lake.errors import InvalidSettings
+from segment_lake.landed_index import Generation, current_generation, day_path
 from segment_lake.state import SourceState
+from segment_lake.sync import Sync
 
 CLI = str(Path(sys.executable).with_name("segment-lake"))
 
@@ -105,6 +107,61 @@ def test_compact_merges_closed_partitions_of_several_syncs_row_exact(spark, tmp_
     assert len(_reader(spark, lake, "page")) == len(before["page"]) + 1
     assert Compaction(spark, lake.storage, lake.catalog, lake.layout, lake.database, "", "day_hour",
                       progress=lambda line: None).run(24, 256)["partitions_compacted"] == 0  # nothing left to merge
+
+
+def test_day_paths_and_generations():
+    assert day_path("day_hour", date(2024, 1, 2)) == "day=2024-01-02"
+    assert day_path("year_month_day_hour", date(2024, 1, 2)) == "year=2024/month=01/day=02"
+    generation = Generation("c1", ("r1", "r2"), datetime(2024, 1, 2, 3, tzinfo=UTC))
+    assert Generation.from_json(generation.to_json()) == generation
+
+
+def test_the_sync_state_stops_growing_and_old_windows_still_land_nothing_twice(spark, tmp_path):
+    """Compacting merges the processed lists and the landed index and drops the ids before the horizon; a late file
+    and a replay of the old days are still deduplicated, against the tables."""
+    source = tmp_path / "input"
+    lake = Lake(spark, make_catalog("local", spark, None), "local", f"file://{tmp_path}/lake", f"file://{source}",
+                "cmp3", "compaction_db3")
+    days = {"1704153600000": "2024-01-02", "1704240000000": "2024-01-03", "1705881600000": "2024-01-22"}
+    for folder, day in days.items():  # a sync per day; the last day is 20 days after the first
+        _write(source / folder, "1.json", [event("page", f"{day}-{n}", f"{day}T0{n}:00:00Z", userId=f"u{n}")
+                                           for n in range(3)])
+        lake.sync()
+    state = SourceState(lake.storage, lake.layout.state)
+    processed = state.processed_files()
+
+    def index_files() -> list[str]:
+        return [f.uri for f in lake.storage.list_files(state.root) if "/landed" in f.uri]
+
+    report = Compaction(spark, lake.storage, lake.catalog, lake.layout, lake.database, "", "day_hour",
+                        progress=lambda line: None).run(24, 256)
+    assert report["state"] == {"processed_lists_merged": 3, "landed_runs_merged": 3, "landed_ids_before": 9,
+                               "landed_ids_after": 3, "landed_horizon": "2024-01-14T02:00:00+00:00"}
+    assert len(lake.storage.list_files(state.processed_uri)) == 1 and state.processed_files() == processed
+    assert state.finished_runs()[0] == 3 and not lake.storage.list_folders(state.landed_uri)
+    generation = current_generation(lake.storage, state)
+    assert lake.storage.list_folders(state.landed_generations_uri) == [generation.name]
+
+    # a late file in the first day's folder: a redelivery of a compacted-away id, and a new event
+    _write(source / "1704153600000", "late.json", [event("page", "2024-01-02-1", "2024-01-02T05:00:00Z", userId="u1"),
+                                                   event("page", "late", "2024-01-02T06:00:00Z", userId="u9")])
+    late = lake.sync()
+    assert (late.row_count, late.duplicate_count) == (1, 1)
+    # a replay of the old days, read from the tables, and of the recent one, from the index: nothing twice
+    settings = type(lake.settings())(**{**lake.settings().__dict__, "replay_from": date(2024, 1, 1),
+                                        "replay_to": date(2024, 1, 31)})
+    replay = Sync(spark, settings, lake.catalog, progress=lambda line: None).run()
+    assert (replay.read_count, replay.row_count, replay.duplicate_count) == (11, 0, 11)
+    assert sorted(r["message_id"] for r in lake.rows("page")) == sorted(
+        [f"{day}-{n}" for day in days.values() for n in range(3)] + ["late"])
+    files_before = index_files()
+    again = Compaction(spark, lake.storage, lake.catalog, lake.layout, lake.database, "", "day_hour",
+                       progress=lambda line: None).run(24, 256)
+    # the late sync landed a row; the replay none, so it left no folder
+    assert again["state"]["landed_runs_merged"] == 1 and again["state"]["landed_ids_after"] == 3
+    assert state.finished_runs()[0] == 5 and len(lake.storage.list_files(state.processed_uri)) == 1
+    assert current_generation(lake.storage, state).name != generation.name and len(index_files()) <= len(files_before)
+    assert lake.storage.list_folders(state.landed_generations_uri) == [current_generation(lake.storage, state).name]
 
 
 def test_a_compaction_killed_at_any_write_leaves_readers_every_row_once(spark, tmp_path):

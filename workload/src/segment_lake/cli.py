@@ -422,7 +422,13 @@ def run_compact(args: argparse.Namespace) -> int:
     print(f"compacted {settings.source_id}: {report['partitions_compacted']} partitions, "
           f"{report['merged_files_before']} files merged into {report['merged_files_after']}; data files of the "
           f"source: {report['files_before']} before, {report['files_after']} after")
-    print(f"  report: {layout.compaction_report(report['compaction_id'])}")
+    state = report["state"]
+    if state["landed_runs_merged"]:
+        print(f"  state: {state['processed_lists_merged']} processed lists merged into one; landed index: "
+              f"{state['landed_runs_merged']} runs merged, {state['landed_ids_after']} of {state['landed_ids_before']} ids "
+              f"kept (received from {state['landed_horizon']})")
+    if report["partitions_compacted"]:
+        print(f"  report: {layout.compaction_report(report['compaction_id'])}")
     return 0
 
 

@@ -10,6 +10,9 @@ the merged ones, never both and never neither (a query that listed files before 
 and the partition is back in its folder, where the sync, replays and deletions expect it. Each step can be found
 done or not from the catalog and the files, so a crash is finished by the next compaction or sync of the source
 (``finish_compaction``).
+
+It first compacts the sync's own state: the finished runs' processed lists become one object, and the landed index
+one generation without the ids older than its horizon (``landed_index``).
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from pyspark.sql import SparkSession
 from .catalog import Catalog, location_key, same_location
 from .contract import DATE_PARTITIONS
 from .errors import InvalidSettings
+from .landed_index import compact_index
 from .layout import LakeLayout
 from .route import partition_path
 from .state import SourceState, new_run_id
@@ -54,6 +58,7 @@ class CompactionJournal:
     keys: tuple[str, ...]
     start_time: str
     merges: tuple[Merge, ...] = field(default=())
+    state: dict = field(default_factory=dict)  # what the compaction of the sync's state did
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -64,7 +69,7 @@ class CompactionJournal:
         merges = tuple(Merge(m["table"], tuple(m["values"]), m["folder"], m["staged"], tuple(m["old_files"]),
                              tuple((name, size) for name, size in m["new_files"]), m["rows"]) for m in data["merges"])
         return CompactionJournal(data["compaction_id"], data["source_id"], data["database"], tuple(data["keys"]),
-                                 data["start_time"], merges)
+                                 data["start_time"], merges, data.get("state", {}))
 
 
 def partition_end(date_partition: str, values: tuple[str, ...]) -> datetime | None:
@@ -109,12 +114,15 @@ class Compaction:
             raise InvalidSettings(f"run {pending.run_id} of source {self.layout.source_id} is unfinished: sync first "
                                   f"(it redoes the run), then compact")
         journal = CompactionJournal(new_run_id(now), self.layout.source_id, self.database, self.keys, now.isoformat())
+        self.check()  # the sync's state changes first: processed lists, then the landed index
+        state = {"processed_lists_merged": self.state.merge_processed(journal.compaction_id),
+                 **compact_index(self.spark, self.storage, self.state, journal.compaction_id, self.check)}
         listed = self.storage.list_files(self.layout.tables)
         candidates = self._candidates(listed, now - timedelta(hours=older_than_hours), target_file_mb << 20)
         merges = []
         for slot, (table, partitions) in enumerate(sorted(candidates.items())):
             merges += self._merge(journal, slot, table, partitions, target_file_mb << 20)
-        journal = CompactionJournal(**{**journal.__dict__, "merges": tuple(merges)})
+        journal = CompactionJournal(**{**journal.__dict__, "merges": tuple(merges), "state": state})
         data_files = sum(1 for info in listed if info.uri.endswith(".parquet"))
         if merges:
             self.check()  # the lake changes from here on
@@ -224,7 +232,7 @@ def compaction_report(journal: CompactionJournal, finish_time: datetime) -> dict
             "partitions_compacted": len(journal.merges), "rows": sum(m.rows for m in journal.merges),
             "merged_files_before": sum(len(m.old_files) for m in journal.merges),
             "merged_files_after": sum(len(m.new_files) for m in journal.merges), "tables": dict(sorted(tables.items())),
-            "partitions_not_compacted": []}
+            "partitions_not_compacted": [], "state": journal.state}
 
 
 def finish_compaction(storage: LakeStorage, catalog: Catalog, layout: LakeLayout,

@@ -23,8 +23,8 @@ def forget_attempt(storage: LakeStorage, layout: LakeLayout, state: SourceState,
 
 def describe(state: SourceState) -> list[str]:
     """The source's state in a few lines: the unfinished run (if any) and what finished runs processed."""
-    runs = state.finished_runs()
-    lines = [f"finished runs: {len(runs)}" + (f", the last {runs[-1]}" if runs else ""),
+    runs, last = state.finished_runs()
+    lines = [f"finished runs: {runs}" + (f", the last {last}" if last else ""),
              f"files processed: {len(state.processed_files())}"]
     if state.storage.exists(state.deletion_uri):
         lines.append("unfinished deletion: its files are staged; the next sync or delete-users finishes it")

@@ -1,10 +1,12 @@
 """Per-source sync state, kept in the lake: the pending run's manifest, the files each finished
-run processed, the messageIds each run landed (for cross-run dedup), and the duplicates each run
-dropped (kept for the dedup window).
+run processed, the messageIds each run landed (for cross-run dedup, see landed_index), and the duplicates each
+run dropped (kept for the dedup window).
 
 A run first writes its manifest (run id and input files). If it crashes, the next sync redoes
 that same run with the same id and files, so deterministic outputs are overwritten, never doubled.
-The processed-file list advances only after data, discards and catalog are in place.
+The processed-file list advances only after data, discards and catalog are in place. ``segment-lake compact``
+merges the finished runs' lists into one object (``processed/merged-<id>.json``), so the state holds a few objects
+whatever the number of runs.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from datetime import datetime
 from .storage import LakeStorage, join
 
 RUN_ID_TIME = "%Y%m%dT%H%M%SZ"  # a run id starts with its start time, so ids sort by it
+_MERGED = "merged-"
 
 
 def new_run_id(now: datetime) -> str:
@@ -52,6 +55,8 @@ class SourceState:
         self.pending_uri = join(self.root, "pending.json")
         self.processed_uri = join(self.root, "processed")
         self.landed_uri = join(self.root, "landed")
+        self.landed_generations_uri = join(self.root, "landed-compacted")
+        self.landed_generation_uri = join(self.root, "landed-compacted.json")
         self.duplicates_uri = join(self.root, "duplicates")
         self.suppressed_uri = join(self.root, "suppressed.json")
         self.deletion_uri = join(self.root, "deletion.json")
@@ -73,8 +78,33 @@ class SourceState:
             done.update(json.loads(self.storage.read_text(info.uri))["files"])
         return done
 
-    def finished_runs(self) -> list[str]:
-        """The ids of the finished runs, oldest first."""
+    def finished_runs(self) -> tuple[int, str | None]:
+        """How many runs finished, and the id of the last."""
+        merged = self._merged()
+        count, last = (merged["runs"], merged["last_run"]) if merged else (0, None)
+        later = [run for run in self._listed_runs() if last is None or run > last]
+        return count + len(later), max([run for run in (last, *later) if run], default=None)
+
+    def merge_processed(self, merge_id: str) -> int:
+        """Merges the finished runs' lists into ``merged-<merge_id>.json`` and removes the rest; returns how many
+        objects were merged. A crash before the removals leaves lists that say the same twice; runs merged are counted
+        by their ids (they start with their start time: later runs sort after the last merged)."""
+        infos = self.storage.list_files(self.processed_uri)
+        if len(infos) < 2:
+            return 0
+        runs, last = self.finished_runs()
+        self.storage.write_text(join(self.processed_uri, f"{_MERGED}{merge_id}.json"), json.dumps(
+            {"files": sorted(self.processed_files()), "runs": runs, "last_run": last}))
+        for info in infos:
+            self.storage.delete(info.uri)
+        return len(infos)
+
+    def _merged(self) -> dict | None:
+        merged = [info.uri for info in self.storage.list_files(self.processed_uri)
+                  if info.uri.rsplit("/", 1)[-1].startswith(_MERGED)]
+        return json.loads(self.storage.read_text(max(merged))) if merged else None
+
+    def _listed_runs(self) -> list[str]:
         names = [info.uri.rsplit("/", 1)[-1] for info in self.storage.list_files(self.processed_uri)]
         return sorted(name[len("run_id="):-len(".json")] for name in names if name.startswith("run_id="))
 

@@ -92,6 +92,10 @@ class LakeStorage:
                 found.append(FileInfo(path.toString(), status.getLen()))
         return sorted(found, key=lambda f: f.uri)
 
+    def glob(self, pattern: str) -> list[str]:
+        """The paths matching a Hadoop glob (``*``, ``{a,b}``), sorted; none when nothing matches."""
+        return sorted(status.getPath().toString() for status in self._fs(pattern).globStatus(self._path(pattern)) or [])
+
     def list_folders(self, uri: str) -> list[str]:
         """The names of the folders right below ``uri`` (one listing; on S3 one request per 1,000); none when it
         does not exist."""

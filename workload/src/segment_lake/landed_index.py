@@ -1,0 +1,134 @@
+"""The messageIds the lake already holds, with their receivedAt and the run that landed them: what dedup compares a
+run's events against.
+
+Each run adds the ids it landed as a folder of its own (``state/<source>/landed/run_id=<run>/``). ``segment-lake
+compact`` merges those folders into one generation (``landed-compacted/<compaction id>/``, named by
+``landed-compacted.json``) and drops the ids received more than the dedup window and a day before the newest (the
+horizon), so the index stays about eight days long however old the lake. A run whose events reach back before the
+horizon (a replay, a late file) reads the older ids from the source's tables themselves: message_id and
+received_at of the day partitions concerned. An id found twice (a crash between a new generation and the removal of
+the folders it merged) changes nothing: dedup keeps the first event of a messageId however often it is listed.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from functools import reduce
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from .contract import DATE_PARTITIONS
+from .dedup import DEDUP_WINDOW_DAYS
+from .layout import LakeLayout
+from .state import SourceState
+from .storage import LakeStorage, join
+
+HORIZON_DAYS = DEDUP_WINDOW_DAYS + 1  # a day more than the window: a sync's events are hours apart, not a day
+ROWS_PER_FILE = 4_000_000  # about 60 MB of ids and times
+_RUN_OF_FILE = r"/part-(\d{8}T\d{6}Z-[0-9a-f]{8})-[^/]*$"  # a data file's writer: a run or a compaction
+_DAY_FORMATS = {"yyyy-MM-dd": "%Y-%m-%d", "yyyy": "%Y", "MM": "%m", "dd": "%d"}
+
+
+@dataclass(frozen=True)
+class Generation:
+    """The merged index: its folder name, the run folders it merged (removed after it is named) and its horizon."""
+
+    name: str
+    merged_runs: tuple[str, ...]
+    horizon: datetime
+
+    def to_json(self) -> str:
+        return json.dumps({"name": self.name, "merged_runs": list(self.merged_runs),
+                           "horizon": self.horizon.isoformat()})
+
+    @staticmethod
+    def from_json(text: str) -> Generation:
+        data = json.loads(text)
+        return Generation(data["name"], tuple(data["merged_runs"]), datetime.fromisoformat(data["horizon"]))
+
+
+def current_generation(storage: LakeStorage, state: SourceState) -> Generation | None:
+    if not storage.exists(state.landed_generation_uri):
+        return None
+    return Generation.from_json(storage.read_text(state.landed_generation_uri))
+
+
+def landed_ids(spark: SparkSession, storage: LakeStorage, state: SourceState, layout: LakeLayout,
+               date_partition: str, first: datetime, last: datetime) -> DataFrame | None:
+    """message_id, received_at and run_id of the events the lake holds that were received from ``first`` to
+    ``last``; None when it holds none."""
+    found = []
+    if storage.list_files(state.landed_uri):
+        found.append(spark.read.parquet(state.landed_uri))
+    generation = current_generation(storage, state)
+    if generation:
+        found.append(spark.read.parquet(join(state.landed_generations_uri, generation.name)))
+        if first < generation.horizon:
+            found += table_ids(spark, storage, layout, date_partition, first, min(last, generation.horizon))
+    if not found:
+        return None
+    ids = reduce(DataFrame.unionByName, (frame.select("message_id", "received_at", "run_id") for frame in found))
+    return ids.where(F.col("received_at").between(F.lit(first), F.lit(last)))
+
+
+def table_ids(spark: SparkSession, storage: LakeStorage, layout: LakeLayout, date_partition: str, first: datetime,
+              last: datetime) -> list[DataFrame]:
+    """The ids in the source's tables received from ``first`` to ``last`` (with the run or compaction that wrote
+    each file as run_id), read from the day partitions of those days only."""
+    days = [first.astimezone(UTC).date() + timedelta(days=n)
+            for n in range((last.astimezone(UTC).date() - first.astimezone(UTC).date()).days + 1)]
+    folders = storage.glob(join(layout.tables, "*", "{" + ",".join(day_path(date_partition, d) for d in days) + "}"))
+    if not folders:
+        return []
+    # the two columns only: a file without message_id (all its values discarded) gives nulls, not an error
+    rows = spark.read.schema("message_id string, received_at timestamp").option("basePath", layout.tables).parquet(*folders)
+    return [rows.select("message_id", "received_at",
+                        F.regexp_extract(F.input_file_name(), _RUN_OF_FILE, 1).alias("run_id"))]
+
+
+def from_micros(micros: int) -> datetime:
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=micros)
+
+
+def day_path(date_partition: str, day: date) -> str:
+    """The partition folders of one day, without the hour: ``day=2024-01-02`` or ``year=2024/month=01/day=02``."""
+    return "/".join(f"{key}={day.strftime(_DAY_FORMATS[pattern])}"
+                    for key, pattern in DATE_PARTITIONS[date_partition] if key != "hr")
+
+
+def compact_index(spark: SparkSession, storage: LakeStorage, state: SourceState, generation_name: str,
+                  check=lambda: None) -> dict:
+    """Merges the run folders and the current generation into a new generation without the ids before the new
+    horizon (the newest id's receivedAt less HORIZON_DAYS); the caller holds the source's lock and no run is
+    unfinished. Returns what it did, for the compaction's report."""
+    current = current_generation(storage, state)
+    if current:  # what a crash left: the folders the current generation merged, and unnamed generations
+        for run in current.merged_runs:
+            storage.delete(state.landed_run_uri(run), recursive=True)
+    for name in storage.list_folders(state.landed_generations_uri):
+        if current is None or name != current.name:
+            storage.delete(join(state.landed_generations_uri, name), recursive=True)
+    runs = [name[len("run_id="):] for name in storage.list_folders(state.landed_uri) if name.startswith("run_id=")]
+    if not runs:
+        return {"landed_runs_merged": 0}
+    sources = [spark.read.parquet(state.landed_uri)]
+    if current:
+        sources.append(spark.read.parquet(join(state.landed_generations_uri, current.name)))
+    ids = reduce(DataFrame.unionByName, (frame.select("message_id", "received_at", "run_id") for frame in sources))
+    counted = ids.agg(F.count(F.lit(1)).alias("rows"), F.max(F.unix_micros("received_at")).alias("newest")).first()
+    newest = from_micros(counted["newest"]) if counted["newest"] is not None else datetime.now(UTC)
+    horizon = max(newest - timedelta(days=HORIZON_DAYS), current.horizon if current else datetime.min.replace(tzinfo=UTC))
+    kept = ids.where(F.col("received_at") >= F.lit(horizon))
+    kept_rows = kept.count()
+    (kept.repartition(max(1, -(-kept_rows // ROWS_PER_FILE))).write.mode("overwrite")
+     .parquet(join(state.landed_generations_uri, generation_name)))
+    check()  # the index changes from here on
+    storage.write_text(state.landed_generation_uri, Generation(generation_name, tuple(runs), horizon).to_json())
+    for run in runs:
+        storage.delete(state.landed_run_uri(run), recursive=True)
+    if current:
+        storage.delete(join(state.landed_generations_uri, current.name), recursive=True)
+    return {"landed_runs_merged": len(runs), "landed_ids_before": counted["rows"], "landed_ids_after": kept_rows,
+            "landed_horizon": horizon.isoformat()}
