@@ -11,7 +11,6 @@ Prints the trials and the crash points covered.
 """
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 from collections import Counter
@@ -19,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from crash_points import SOURCE, Boundaries, Died, DyingCatalog, DyingStorage, _batches, _stage_input, points_to_try
-from lake_checks import harness_arguments
+from lake_checks import crash_points_main
 
 HOURS = 1e-9  # every partition of the generated (past) days is closed
 
@@ -166,14 +165,5 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
             "covered": dict(sorted(covered.items()))}
 
 
-def main() -> int:
-    args = harness_arguments(__doc__, trials=None, events=3000, work=".cache/compaction-crash-points")
-    from segment_lake.session import build_session
-
-    spark = build_session("compaction crash points", f"file://{args.work.resolve()}/metastore-lake")
-    print(json.dumps(run_trials(spark, args.work.resolve(), args.trials, args.events, args.seed)))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(crash_points_main(__doc__, "compaction crash points", run_trials))

@@ -9,14 +9,13 @@ Prints the trials and the crash points covered.
 """
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 from collections import Counter
 from pathlib import Path
 
 from crash_points import SOURCE, Boundaries, Died, DyingStorage, _batches, _stage_input, points_to_try
-from lake_checks import harness_arguments
+from lake_checks import crash_points_main
 
 
 def lake_files(spark, lake: Path) -> dict[str, Counter]:
@@ -119,14 +118,5 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
             "covered": dict(sorted(covered.items()))}
 
 
-def main() -> int:
-    args = harness_arguments(__doc__, trials=None, events=3000, work=".cache/deletion-crash-points")
-    from segment_lake.session import build_session
-
-    spark = build_session("deletion crash points", f"file://{args.work.resolve()}/metastore-lake")
-    print(json.dumps(run_trials(spark, args.work.resolve(), args.trials, args.events, args.seed)))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(crash_points_main(__doc__, "deletion crash points", run_trials))

@@ -26,6 +26,17 @@ def harness_arguments(doc: str, trials: int | None, events: int, work: str) -> a
     return args
 
 
+def crash_points_main(doc: str, name: str, run_trials) -> int:
+    """The command of a harness whose ``run_trials(spark, work, trials, events, seed)`` dies at each write of one
+    command (``name``, e.g. "deletion crash points"): prints the summary."""
+    args = harness_arguments(doc, trials=None, events=3000, work=f".cache/{name.replace(' ', '-')}")
+    from segment_lake.session import build_session
+
+    spark = build_session(name, f"file://{args.work.resolve()}/metastore-lake")
+    print(json.dumps(run_trials(spark, args.work.resolve(), args.trials, args.events, args.seed)))
+    return 0
+
+
 def lake_events(spark, lake: Path, source: str) -> Counter:
     """(table, message_id, received_at) of every row in the source's table files, counted."""
     from pyspark.sql import functions as F

@@ -6,7 +6,9 @@
     segment-data/reports/day=<day>/source=<source>/run_id=<run>/report.json
     segment-data/deletions/<source>/<deletion>.json       what each user deletion removed
     segment-data/compactions/<source>/<compaction>.json   what each compaction merged
-    segment-data/state/<source>/pending.json, processed/run_id=<run>.json, landed/run_id=<run>/,
+    segment-data/state/<source>/pending.json, processed/run_id=<run>.json (merged-<compaction>.json once
+                               compacted), landed/run_id=<run>/ and landed-compacted/<compaction>/ (named by
+                               landed-compacted.json): the ids landed,
                                duplicates/part-<run>-<n>.snappy.parquet (the dedup window's),
                                lock.json, suppressed.json, deletion.json and deletion-stage/ (an unfinished
                                deletion's journal and rewritten files), compaction.json and
