@@ -94,6 +94,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
     one per crash point, each on a copy of the base registered in its own database."""
     from segment_lake.catalog.local import LocalCatalog
     from segment_lake.compaction import Compaction
+    from segment_lake.landed_index import from_micros
     from segment_lake.layout import LakeLayout
     from segment_lake.settings import SyncSettings
     from segment_lake.storage import LakeStorage
@@ -112,8 +113,8 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
         _stage_input(batch, source_root, inputs)
         Sync(spark, settings(base, base_database), LocalCatalog(spark), progress=lambda line: None).run()
     before_rows = catalog_rows(spark, base_database)
-    landed = spark.read.parquet(f"{base}/segment-data/state/{SOURCE}/landed").agg({"received_at": "min"}).first()[0]
-    span = (landed.replace(tzinfo=UTC) - timedelta(days=1), datetime.now(UTC) + timedelta(days=365))
+    landed = spark.read.parquet(f"{base}/segment-data/state/{SOURCE}/landed").selectExpr("min(unix_micros(received_at))")
+    span = (from_micros(landed.first()[0]) - timedelta(days=1), datetime.now(UTC) + timedelta(days=365))
     before_state = dedup_state(spark, base, span)
 
     def compact(lake: Path, database: str, boundaries: Boundaries | None = None) -> dict:

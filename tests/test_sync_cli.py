@@ -139,6 +139,16 @@ def test_local_default_end_to_end(tmp_path):
     assert reports_table.stdout.splitlines() == ["run_id\tstatus\trow_count", f"{run_id}\tfinished\t11",
                                                  f"{reports[1].parent.name[len('run_id='):]}\tfinished\t0"]
 
+    # a bad query is the query's fault, not an internal error
+    missing = run("sql", "--lake", "lake", "select * from web_app.no_such_table", cwd=tmp_path)
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("segment-lake: error (invalid_query): [TABLE_OR_VIEW_NOT_FOUND] The table or view "
+                                     "`web_app`.`no_such_table` cannot be found."), missing.stderr
+    assert missing.stderr.strip().endswith("fix the query (`show tables in <database>` lists the tables)")
+    assert len(missing.stderr.strip().splitlines()) == 1
+    garbled = run("sql", "--lake", "lake", "selec 1", cwd=tmp_path)
+    assert garbled.returncode == 1 and garbled.stderr.startswith("segment-lake: error (invalid_query): [PARSE_SYNTAX_ERROR]")
+
 
 def test_database_defaults_to_the_slug_of_the_source_id(tmp_path):
     write_run1(tmp_path / "input", "Src9")
@@ -246,20 +256,6 @@ def test_a_second_sync_of_a_source_refuses_at_once_while_the_first_runs(tmp_path
                         r"\(run \d{8}T\d{6}Z-\w{8}, since .*\): wait for it to end; .*", second.stderr.strip()), second.stderr
     assert waited < 60  # at once: it never waited for the first (whose lock lasts 10 minutes)
     assert not lock.exists()  # released by the first at its end
-
-
-def test_a_bad_query_is_the_querys_fault_not_internal(tmp_path):
-    write_run1(tmp_path / "input", "src1")
-    assert run("sync", "--source-id", "src1", "--input", "input/segment-logs/src1", "--lake", "lake",
-               cwd=tmp_path).returncode == 0
-    missing = run("sql", "--lake", "lake", "select * from src1.no_such_table", cwd=tmp_path)
-    assert missing.returncode == 1
-    assert missing.stderr.startswith("segment-lake: error (invalid_query): [TABLE_OR_VIEW_NOT_FOUND] The table or view "
-                                     "`src1`.`no_such_table` cannot be found."), missing.stderr
-    assert missing.stderr.strip().endswith("fix the query (`show tables in <database>` lists the tables)")
-    assert len(missing.stderr.strip().splitlines()) == 1
-    garbled = run("sql", "--lake", "lake", "selec 1", cwd=tmp_path)
-    assert garbled.returncode == 1 and garbled.stderr.startswith("segment-lake: error (invalid_query): [PARSE_SYNTAX_ERROR]")
 
 
 def test_permission_errors_are_insufficient_permissions():

@@ -27,6 +27,7 @@ from pyspark.sql import SparkSession
 
 from .catalog import Catalog, location_key, same_location
 from .contract import DATE_PARTITIONS
+from .deletion import finish_deletion
 from .errors import InvalidSettings
 from .landed_index import compact_index
 from .layout import LakeLayout
@@ -108,6 +109,8 @@ class Compaction:
     def run(self, older_than_hours: float, target_file_mb: int, now: datetime | None = None) -> dict:
         """Compacts the partitions that ended more than ``older_than_hours`` ago; returns the report."""
         now = now or datetime.now(UTC)
+        # an unfinished deletion's files are switched first: merged away, its old files would come back beside them
+        finish_deletion(self.storage, self.layout, self.progress, self.check)
         finish_compaction(self.storage, self.catalog, self.layout, self.progress, self.check)
         pending = self.state.pending()
         if pending is not None:
@@ -148,6 +151,9 @@ class Compaction:
             if known is None:
                 continue
             for values, location in self.catalog.partition_locations(self.database, table).items():
+                if len(values) != len(self.keys):
+                    raise InvalidSettings(f"table {table!r} has {len(values)} partition keys, not those of "
+                                          f"--date-partition {self.date_partition}: pass the syncs' --date-partition")
                 folder = join(root, partition_path(list(self.keys), values))
                 files = folders.get(location_key(folder), [])
                 end = partition_end(self.date_partition, values)
@@ -251,16 +257,20 @@ def finish_compaction(storage: LakeStorage, catalog: Catalog, layout: LakeLayout
         by_table[merge.table].append(merge)
     for table, merges in sorted(by_table.items()):
         locations = catalog.partition_locations(journal.database, table)
+        # a partition dropped from the catalog since (by hand) is left as it is
+        merges = [m for m in merges if m.values in locations]
         # 1. readers go to the merged files, unless a partition is back in its folder with them (step 3 done)
         at_home = [m for m in merges if same_location(locations[m.values], m.folder) and not _moved(storage, m)]
-        lost = [m for m in at_home if not _staged(storage, m)]  # removed by hand: the old files stay
+        away = [m for m in merges if same_location(locations[m.values], m.staged)]
+        # merged files removed by hand: a partition at home keeps its old files, one away goes back to them
+        lost = [m for m in at_home + away if not _staged(storage, m) and not _moved(storage, m)]
         not_compacted += [f"{m.table} {'/'.join(m.values)}" for m in lost]
         to_stage = {m.values: m.staged for m in at_home if m not in lost}
         if to_stage:
             check()
             catalog.set_partition_locations(journal.database, table, journal.keys, to_stage)
         # 2. the folder gets the merged files in place of the old ones, while nobody reads it
-        moving = [m for m in merges if m.values in to_stage or same_location(locations[m.values], m.staged)]
+        moving = [m for m in merges if m.values in to_stage or (m in away and m not in lost)]
         for merge in moving:
             check()
             for name in merge.old_files:
@@ -269,9 +279,10 @@ def finish_compaction(storage: LakeStorage, catalog: Catalog, layout: LakeLayout
                 if storage.size(join(merge.folder, name)) != size:
                     storage.copy(join(merge.staged, name), join(merge.folder, name))
         # 3. readers go back to the folder
-        if moving:
+        back = {m.values: m.folder for m in moving + [m for m in lost if m in away]}
+        if back:
             check()
-            catalog.set_partition_locations(journal.database, table, journal.keys, {m.values: m.folder for m in moving})
+            catalog.set_partition_locations(journal.database, table, journal.keys, back)
     report = {**compaction_report(journal, datetime.now(UTC)), "partitions_not_compacted": not_compacted}
     storage.write_text(layout.compaction_report(journal.compaction_id), json.dumps(report, indent=1) + "\n")
     storage.delete(state.compaction_uri)

@@ -12,11 +12,12 @@ the folders it merged) changes nothing: dedup keeps the first event of a message
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from functools import reduce
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .contract import DATE_PARTITIONS
@@ -28,6 +29,7 @@ from .storage import LakeStorage, join
 HORIZON_DAYS = DEDUP_WINDOW_DAYS + 1  # a day more than the window: a sync's events are hours apart, not a day
 ROWS_PER_FILE = 4_000_000  # about 60 MB of ids and times
 _RUN_OF_FILE = r"/part-(\d{8}T\d{6}Z-[0-9a-f]{8})-[^/]*$"  # a data file's writer: a run or a compaction
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _DAY_FORMATS = {"yyyy-MM-dd": "%Y-%m-%d", "yyyy": "%Y", "MM": "%m", "dd": "%d"}
 
 
@@ -69,39 +71,76 @@ def landed_ids(spark: SparkSession, storage: LakeStorage, state: SourceState, la
             found += table_ids(spark, storage, layout, date_partition, first, min(last, generation.horizon))
     if not found:
         return None
-    ids = reduce(DataFrame.unionByName, (frame.select("message_id", "received_at", "run_id") for frame in found))
-    return ids.where(F.col("received_at").between(F.lit(first), F.lit(last)))
+    return _ids(found).where(F.col("received_at").between(_at(first), _at(last)))
 
 
 def table_ids(spark: SparkSession, storage: LakeStorage, layout: LakeLayout, date_partition: str, first: datetime,
               last: datetime) -> list[DataFrame]:
     """The ids in the source's tables received from ``first`` to ``last`` (with the run or compaction that wrote
-    each file as run_id), read from the day partitions of those days only."""
-    days = [first.astimezone(UTC).date() + timedelta(days=n)
-            for n in range((last.astimezone(UTC).date() - first.astimezone(UTC).date()).days + 1)]
-    folders = storage.glob(join(layout.tables, "*", "{" + ",".join(day_path(date_partition, d) for d in days) + "}"))
-    if not folders:
-        return []
-    # the two columns only: a file without message_id (all its values discarded) gives nulls, not an error
-    rows = spark.read.schema("message_id string, received_at timestamp").option("basePath", layout.tables).parquet(*folders)
-    return [rows.select("message_id", "received_at",
-                        F.regexp_extract(F.input_file_name(), _RUN_OF_FILE, 1).alias("run_id"))]
+    each file as run_id, "" for others), read from the day partitions of those days only: one read per type of the
+    tables' message_id column (text as Segment sends it, a number when a source sent numbers)."""
+    day_keys = [(key, _DAY_FORMATS[pattern]) for key, pattern in DATE_PARTITIONS[date_partition] if key != "hr"]
+    days = storage.glob(join(layout.tables, "*", "/".join(f"{key}=*" for key, _ in day_keys)))
+    first_day, last_day = first.astimezone(UTC).date(), last.astimezone(UTC).date()
+    by_table: dict[str, list[str]] = defaultdict(list)
+    for folder in days:
+        if first_day <= day_of_folder(folder, day_keys) <= last_day:
+            by_table[folder.rsplit("/", len(day_keys))[0]].append(folder)
+    by_type: dict[str, list[str]] = defaultdict(list)
+    for folders in by_table.values():
+        files = [f.uri for folder in folders for f in storage.list_files(folder) if f.uri.endswith(".parquet")][:1]
+        fields = {f.name: f.dataType.simpleString() for f in storage.parquet_schema(files[0]).fields} if files else {}
+        if "message_id" in fields:  # a table whose ids were all discarded has none to match
+            by_type[fields["message_id"]] += folders
+    return [spark.read.schema(f"message_id {kind}, received_at timestamp").option("basePath", layout.tables)
+            .parquet(*folders).select(F.col("message_id").cast("string").alias("message_id"), "received_at",
+                                      F.regexp_extract(F.input_file_name(), _RUN_OF_FILE, 1).alias("run_id"))
+            for kind, folders in sorted(by_type.items())]
+
+
+def _ids(frames: list[DataFrame]) -> DataFrame:
+    return reduce(DataFrame.unionByName, (frame.select("message_id", "received_at", "run_id") for frame in frames))
+
+
+def _at(moment: datetime) -> Column:
+    """A timestamp literal from its microseconds: a datetime literal would be rebased from the Julian calendar
+    before 1582."""
+    return F.timestamp_micros(F.lit((moment - _EPOCH) // timedelta(microseconds=1)))
+
+
+def day_of_folder(folder: str, day_keys: list[tuple[str, str]]) -> date:
+    """The day of a day folder (``.../day=2024-01-02`` or ``.../year=2024/month=01/day=02``); date.max when its
+    values are not a day (``__HIVE_DEFAULT_PARTITION__``), so it is never read."""
+    values = dict(part.split("=", 1) for part in folder.split("/")[-len(day_keys):])
+    try:
+        return datetime.strptime("-".join(values[key] for key, _ in day_keys),
+                                 "-".join(pattern for _, pattern in day_keys)).date()
+    except ValueError:
+        return date.max
 
 
 def from_micros(micros: int) -> datetime:
-    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=micros)
+    return _EPOCH + timedelta(microseconds=micros)
 
 
-def day_path(date_partition: str, day: date) -> str:
-    """The partition folders of one day, without the hour: ``day=2024-01-02`` or ``year=2024/month=01/day=02``."""
-    return "/".join(f"{key}={day.strftime(_DAY_FORMATS[pattern])}"
-                    for key, pattern in DATE_PARTITIONS[date_partition] if key != "hr")
+def window(first_micros: int, last_micros: int, days: int) -> tuple[datetime, datetime]:
+    """From ``days`` before the first time to ``days`` after the last."""
+    return shifted(from_micros(first_micros), -days), shifted(from_micros(last_micros), days)
+
+
+def shifted(moment: datetime, days: int) -> datetime:
+    """``days`` later (earlier when negative), within the years datetime holds: a hostile receivedAt may be in year 1
+    or 9999."""
+    try:
+        return moment + timedelta(days=days)
+    except OverflowError:
+        return (datetime.max if days > 0 else datetime.min).replace(tzinfo=UTC)
 
 
 def compact_index(spark: SparkSession, storage: LakeStorage, state: SourceState, generation_name: str,
                   check=lambda: None) -> dict:
     """Merges the run folders and the current generation into a new generation without the ids before the new
-    horizon (the newest id's receivedAt less HORIZON_DAYS); the caller holds the source's lock and no run is
+    horizon (the newest id's receivedAt, or now if later, less HORIZON_DAYS); the caller holds the source's lock and no run is
     unfinished. Returns what it did, for the compaction's report."""
     current = current_generation(storage, state)
     if current:  # what a crash left: the folders the current generation merged, and unnamed generations
@@ -116,11 +155,13 @@ def compact_index(spark: SparkSession, storage: LakeStorage, state: SourceState,
     sources = [spark.read.parquet(state.landed_uri)]
     if current:
         sources.append(spark.read.parquet(join(state.landed_generations_uri, current.name)))
-    ids = reduce(DataFrame.unionByName, (frame.select("message_id", "received_at", "run_id") for frame in sources))
+    ids = _ids(sources)
     counted = ids.agg(F.count(F.lit(1)).alias("rows"), F.max(F.unix_micros("received_at")).alias("newest")).first()
-    newest = from_micros(counted["newest"]) if counted["newest"] is not None else datetime.now(UTC)
-    horizon = max(newest - timedelta(days=HORIZON_DAYS), current.horizon if current else datetime.min.replace(tzinfo=UTC))
-    kept = ids.where(F.col("received_at") >= F.lit(horizon))
+    # from the newest id, or now when an event claims a later receivedAt: one such event does not empty the index
+    now = datetime.now(UTC)
+    newest = min(from_micros(counted["newest"]), now) if counted["newest"] is not None else now
+    horizon = max(shifted(newest, -HORIZON_DAYS), current.horizon if current else datetime.min.replace(tzinfo=UTC))
+    kept = ids.where(F.col("received_at") >= _at(horizon))
     kept_rows = kept.count()
     (kept.repartition(max(1, -(-kept_rows // ROWS_PER_FILE))).write.mode("overwrite")
      .parquet(join(state.landed_generations_uri, generation_name)))

@@ -20,7 +20,7 @@ from .deletion import finish_deletion
 from .discover import new_files, read_lines, replay_files
 from .errors import InvalidSettings, classify, jvm_failure, missing_input
 from .infer import Observed, TableSchema, observe, plan_schema
-from .landed_index import from_micros, landed_ids
+from .landed_index import landed_ids, window
 from .layout import LakeLayout
 from .lock import SourceLock, default_holder, lock_store
 from .parse import parse_lines
@@ -252,9 +252,8 @@ class Sync:
         with self.progress.stage("dedup") as done:
             landed = None
             if parsed.span:  # only ids landed within the dedup window of this run's events can match
-                margin = timedelta(days=DEDUP_WINDOW_DAYS)
                 landed = landed_ids(self.spark, self.storage, self.state, self.layout, self.settings.date_partition,
-                                    from_micros(parsed.span[0]) - margin, from_micros(parsed.span[1]) + margin)
+                                    *window(*parsed.span, DEDUP_WINDOW_DAYS))
             duplicates = duplicate_rows(parsed.events, landed, run_id).persist(StorageLevel.DISK_ONLY)
             found = duplicates.count()
             deduped = Deduped(parsed.events.join(F.broadcast(duplicates.select("_row")), "_row", "left_anti"),
