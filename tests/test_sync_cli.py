@@ -150,7 +150,7 @@ def test_local_default_end_to_end(tmp_path):
     assert garbled.returncode == 1 and garbled.stderr.startswith("segment-lake: error (invalid_query): [PARSE_SYNTAX_ERROR]")
 
 
-def test_database_defaults_to_the_slug_of_the_source_id(tmp_path):
+def test_database_defaults_to_the_slug_of_the_source_id(spark, tmp_path):
     write_run1(tmp_path / "input", "Src9")
     # a folder name with a space and a comma: the metastore's path goes into the JVM's options
     result = run("sync", "--source-id", "Src9", "--input", "input", "--lake", "my lake, 1", "--table-prefix", "web_",
@@ -164,9 +164,16 @@ def test_database_defaults_to_the_slug_of_the_source_id(tmp_path):
     assert deleted.returncode == 0, deleted.stderr[-2000:]
     assert deleted.stdout.startswith("deleted 3 rows of 1 id from 3 tables ("), deleted.stdout
     assert deleted.stdout.splitlines()[1].startswith(f"  report: {tmp_path}/my lake, 1/segment-data/deletions/Src9/")
-    left = run("sql", "--lake", "my lake, 1", "select count(*) from src9.web_identify where user_id = 'u1'",
-               cwd=tmp_path)
-    assert left.stdout.splitlines()[1:] == ["0"], left.stderr[-2000:]
+    identify = spark.read.parquet(f"{tmp_path}/my lake, 1/segment-data/data/Src9/segment_type=identify")
+    assert identify.count() > 0 and identify.where("user_id = 'u1'").count() == 0
+    # compacting with the syncs' naming options: one file per partition is left alone; the state is merged
+    compacted = run("compact", "--source-id", "Src9", "--lake", "my lake, 1", "--table-prefix", "web_",
+                    "--date-partition", "year_month_day", "--older-than", "0", cwd=tmp_path)
+    assert compacted.returncode == 0, compacted.stderr[-2000:]
+    assert compacted.stdout.splitlines()[0].startswith("compacted Src9: 0 partitions, 0 files merged into 0; "), \
+        compacted.stdout
+    assert compacted.stdout.splitlines()[1].startswith("  state: landed index: 1 runs merged, "), \
+        compacted.stdout
 
 
 def test_glue_catalog_from_the_command_line(tmp_path, aws_endpoint, glue_client):

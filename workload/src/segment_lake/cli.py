@@ -418,15 +418,20 @@ def run_compact(args: argparse.Namespace) -> int:
     lock.run_id = "compact"
     with lock.held():
         report = Compaction(spark, storage, catalog, layout, settings.database, settings.table_name_prefix,
-                            settings.date_partition, check=lock.check).run(args.older_than, args.target_file_mb)
+                            settings.date_partition, check=lock.check,
+                            progress=lambda line: print(f"segment-lake: {line}", file=sys.stderr)
+                            ).run(args.older_than, args.target_file_mb)
     print(f"compacted {settings.source_id}: {report['partitions_compacted']} partitions, "
           f"{report['merged_files_before']} files merged into {report['merged_files_after']}; data files of the "
           f"source: {report['files_before']} before, {report['files_after']} after")
-    state = report["state"]
+    state, done = report["state"], []
+    if state["processed_lists_merged"]:
+        done.append(f"{state['processed_lists_merged']} processed lists merged into one")
     if state["landed_runs_merged"]:
-        print(f"  state: {state['processed_lists_merged']} processed lists merged into one; landed index: "
-              f"{state['landed_runs_merged']} runs merged, {state['landed_ids_after']} of {state['landed_ids_before']} ids "
-              f"kept (received from {state['landed_horizon']})")
+        done.append(f"landed index: {state['landed_runs_merged']} runs merged, {state['landed_ids_after']} of "
+                    f"{state['landed_ids_before']} ids kept (received from {state['landed_horizon']})")
+    if done:
+        print(f"  state: {'; '.join(done)}")
     if report["partitions_compacted"]:
         print(f"  report: {layout.compaction_report(report['compaction_id'])}")
     return 0
