@@ -79,11 +79,16 @@ class SourceState:
         return done
 
     def finished_runs(self) -> tuple[int, str | None]:
-        """How many runs finished, and the id of the last."""
-        merged = self._merged()
-        count, last = (merged["runs"], merged["last_run"]) if merged else (0, None)
-        later = [run for run in self._listed_runs() if last is None or run > last]
-        return count + len(later), max([run for run in (last, *later) if run], default=None)
+        """How many runs finished, and the id of the last (from one listing of the processed lists)."""
+        names = sorted(info.uri.rsplit("/", 1)[-1] for info in self.storage.list_files(self.processed_uri))
+        merged = [name for name in names if name.startswith(_MERGED)]
+        count, last = 0, None
+        if merged:
+            newest = json.loads(self.storage.read_text(join(self.processed_uri, merged[-1])))
+            count, last = newest["runs"], newest["last_run"]
+        later = [run for run in (name[len("run_id="):-len(".json")] for name in names if name.startswith("run_id="))
+                 if last is None or run > last]
+        return count + len(later), later[-1] if later else last
 
     def merge_processed(self, merge_id: str) -> int:
         """Merges the finished runs' lists into ``merged-<merge_id>.json`` and removes the rest; returns how many
@@ -98,15 +103,6 @@ class SourceState:
         for info in infos:
             self.storage.delete(info.uri)
         return len(infos)
-
-    def _merged(self) -> dict | None:
-        merged = [info.uri for info in self.storage.list_files(self.processed_uri)
-                  if info.uri.rsplit("/", 1)[-1].startswith(_MERGED)]
-        return json.loads(self.storage.read_text(max(merged))) if merged else None
-
-    def _listed_runs(self) -> list[str]:
-        names = [info.uri.rsplit("/", 1)[-1] for info in self.storage.list_files(self.processed_uri)]
-        return sorted(name[len("run_id="):-len(".json")] for name in names if name.startswith("run_id="))
 
     def is_finished(self, run_id: str) -> bool:
         return self.storage.exists(self._processed_file(run_id))
