@@ -31,7 +31,7 @@ from .deletion import finish_deletion
 from .errors import InvalidSettings
 from .landed_index import compact_index
 from .layout import LakeLayout
-from .route import partition_path
+from .route import partition_keys, partition_path
 from .state import SourceState, new_run_id
 from .storage import FileInfo, LakeStorage, join
 from .write import PARQUET_SETTINGS
@@ -102,7 +102,7 @@ class Compaction:
                  check: Callable[[], None] = lambda: None) -> None:
         self.spark, self.storage, self.catalog, self.layout = spark, storage, catalog, layout
         self.database, self.prefix, self.date_partition = database, table_prefix, date_partition
-        self.keys = tuple(key for key, _ in DATE_PARTITIONS[date_partition])
+        self.keys = tuple(partition_keys(date_partition))
         self.state = SourceState(storage, layout.state)
         self.progress, self.check = progress, check
 
