@@ -7,6 +7,7 @@
     SEGMENT_SOURCES           comma-separated source_id:slug pairs
     SEGMENT_LAKE_SUFFIX       suffix of IAM role names, e.g. -prod
     SEGMENT_LAKE_BUNDLE       the sync app's bundle (default: the one `make bundle` builds into the package)
+    SEGMENT_LAKE_SYNC_RUNNER  who runs the syncs: self (default, this module's schedules) or segment
     AWS_REGION                region of the provider
 
 The defaults are placeholders so that `python main.py` synthesizes out of the box.
@@ -53,6 +54,7 @@ class DataLakeStack(TerraformStack):
             cluster=EmrClusterProps(subnet_id=env.get("SEGMENT_LAKE_SUBNET_ID", "subnet-0123456789abcdef0")),
             sources=sources_from(env.get("SEGMENT_SOURCES", "9aQ1bC2dE3:web_app")),
             workspace_id=env.get("SEGMENT_WORKSPACE_ID"),
+            sync_runner=env.get("SEGMENT_LAKE_SYNC_RUNNER", "self"),
             bundle_path=Path(env["SEGMENT_LAKE_BUNDLE"]) if env.get("SEGMENT_LAKE_BUNDLE") else None,
         ))
 

@@ -29,6 +29,8 @@ APPS = {
     "complete": REPO / "examples" / "complete" / "main.py",
     "shared-database": REPO / "examples" / "shared_database" / "main.py",
     "staging-and-prod": REPO / "examples" / "staging_and_prod" / "main.py",
+    # main.py again, where Segment runs the syncs (the only stack with a vendor role)
+    "segment-runs": REPO / "main.py",
 }
 
 
@@ -51,6 +53,8 @@ def synthesized(tmp_path_factory) -> Synthesized:
         module = load_module(path, f"app_{name.replace('-', '_')}")
         if name == "segment-data-lake":
             module.DataLakeStack(app, name, {})
+        elif name == "segment-runs":
+            module.DataLakeStack(app, name, {"SEGMENT_LAKE_SYNC_RUNNER": "segment"})
         else:
             module.build(app)
     app.synth()

@@ -124,7 +124,7 @@ def test_cluster_options_are_wired():
         task_instance_type="r5.2xlarge", core_instance_count=1, tags={"vendor": "segment", "cost": "lake"},
         bootstrap_actions=[BootstrapAction("hello", "s3://b/hello.sh", ["a"])])
     roles = DataLakeRoles(stack, "Roles", props=DataLakeRolesProps(external_ids=["ws1"]), bucket_arn="arn:aws:s3:::b",
-                          account=account)
+                          glue_databases=["web"], account=account)
     # alone, the cluster brings its own security (key, configuration, groups) and grants its key to the roles
     emr = DataLakeCluster(stack, "Emr", props=props, roles=roles, bucket_name="b", account=account)
     synthesized = json.loads(Testing.synth(stack))
@@ -135,7 +135,7 @@ def test_cluster_options_are_wired():
         "aws_kms_key." + next(iter(resources(synthesized, "aws_kms_key"))))
     attached = {a["role"] for a in resources(synthesized, "aws_iam_role_policy_attachment").values()
                 if a["policy_arn"] == f"${{aws_iam_policy.{key_policy_id}.arn}}"}
-    assert len(attached) == 2  # the nodes' role and the vendor role
+    assert len(attached) == 1  # the nodes' role (no vendor role unless Segment runs the syncs)
     assert len(only(synthesized, "aws_emr_cluster")["depends_on"]) == len(roles.attachments)
     cluster = only(synthesized, "aws_emr_cluster")
     assert cluster["ec2_attributes"]["key_name"] == "ops"
@@ -274,8 +274,8 @@ def test_stateful_resources_keep_their_addresses(lake):
                                "SegmentDataLake_Security_ServiceAccess_C4EAF9E8"],
         "aws_emr_cluster": ["SegmentDataLake_Emr_Cluster_F04A0A9D"],
         "aws_emr_instance_group": ["SegmentDataLake_Emr_TaskGroup_F8DA7898"],
-        "aws_iam_role": ["SegmentDataLake_Roles_EmrAutoscalingRole_DE1D2382", "SegmentDataLake_Roles_EmrInstanceRole_288F892D",
-                         "SegmentDataLake_Roles_EmrServiceRole_9E37C84F", "SegmentDataLake_Roles_VendorRole_F2D2E2D9",
+        # (the autoscaling role and, where this module runs the syncs, the vendor role are gone)
+        "aws_iam_role": ["SegmentDataLake_Roles_EmrInstanceRole_288F892D", "SegmentDataLake_Roles_EmrServiceRole_9E37C84F",
                          "SegmentDataLake_S3Destination_Role_72558781", "SegmentDataLake_Schedules_Role_6959C0F9"],
         "aws_scheduler_schedule": ["SegmentDataLake_Schedules_Sync-9aQ1bC2dE3_B61226FA"],
     }

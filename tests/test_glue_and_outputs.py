@@ -1,9 +1,10 @@
 """Glue databases, Lake Formation grants and the outputs a user copies into Segment."""
 from stack_helpers import resources
 
-SETTINGS_OUTPUTS = {"aws_region", "emr_cluster_id", "glue_catalog_id", "s3_bucket", "segment_vendor_role_arn",
-                    "glue_database_names", "emr_instance_profile_name", "emr_instance_profile_role_arn",
-                    "emr_service_role_name", "emr_autoscaling_role_name", "sync_runner", "s3_destination_role_arn"}
+# segment_vendor_role_arn only where Segment runs the syncs
+SETTINGS_OUTPUTS = {"aws_region", "emr_cluster_id", "glue_catalog_id", "s3_bucket", "glue_database_names",
+                    "emr_instance_profile_name", "emr_instance_profile_role_arn", "emr_service_role_name", "sync_runner",
+                    "s3_destination_role_arn"}
 
 
 def test_databases_are_optional(lake, synthesized):
@@ -18,14 +19,14 @@ def test_lake_formation_grants_go_to_role_arns(synthesized):
     grants = list(resources(synthesized.stacks["complete"], "aws_lakeformation_permissions").values())
     principals = {g["principal"] for g in grants}
     assert all(p.startswith("${aws_iam_role.") and p.endswith(".arn}") for p in principals)
-    assert len(principals) == 2  # the EMR instance role and the vendor role
+    assert len(principals) == 1  # the EMR instance role (Segment runs nothing here, so no vendor role)
     on_catalog = [g for g in grants if g.get("catalog_resource")]
     assert {tuple(g["permissions"]) for g in on_catalog} == {("CREATE_DATABASE",)}
     on_databases = {(g["principal"], g["database"]["name"]) for g in grants if "database" in g}
     assert on_databases == {(p, db) for p in principals for db in ("acme_web", "acme_backend")}
     on_tables = [g for g in grants if "table" in g]
     assert all(g["table"]["wildcard"] is True and g["permissions"] == ["ALL"] for g in on_tables)
-    assert len(on_tables) == 4
+    assert len(on_tables) == 2
     assert resources(synthesized.stacks["segment-data-lake"], "aws_lakeformation_permissions") == {}
 
 
@@ -41,8 +42,9 @@ def test_outputs_have_static_names(synthesized):
     for name, stack in synthesized.stacks.items():
         if name != "staging-and-prod":  # one lake per stack
             replay = {"replay_cluster_template_uri", "replay_launcher_policy_arn"} if name == "complete" else set()
-            assert set(stack["output"]) == SETTINGS_OUTPUTS | replay, name
-    outputs = synthesized.stacks["segment-data-lake"]["output"]
+            vendor = {"segment_vendor_role_arn"} if name == "segment-runs" else set()
+            assert set(stack["output"]) == SETTINGS_OUTPUTS | replay | vendor, name
+    outputs = synthesized.stacks["segment-runs"]["output"]
     assert outputs["s3_bucket"]["value"] == "my-company-segment-data-lake"
     assert outputs["emr_cluster_id"]["value"].startswith("${aws_emr_cluster.")
     assert outputs["segment_vendor_role_arn"]["value"].startswith("${aws_iam_role.") and "VendorRole" in outputs[

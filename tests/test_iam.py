@@ -1,4 +1,7 @@
-"""The four roles: trust, permissions, names, tags."""
+"""The roles: trust, permissions, names, tags; what each may do judged by an IAM policy evaluator."""
+from aws_calls import ACCOUNT, REGION
+from iam_evaluator import Request, allowed
+from role_policies import permissions, trust
 from stack_helpers import as_list, named, policy, resources, statement
 
 SEGMENT_ROLE = "arn:aws:iam::595280932656:role/segment-datalakes-production-access"
@@ -22,8 +25,9 @@ def attached_policy(stack, role_part, policy_part):
 def test_role_names_carry_the_suffix_and_tags(synthesized):
     stack = synthesized.stacks["existing-bucket"]
     names = {r["name"] for r in resources(stack, "aws_iam_role").values()}
-    assert {"SegmentDataLakeRole-prod", "SegmentEMRServiceRole-prod", "SegmentEMRInstanceProfileRole-prod",
-            "SegmentEMRAutoscalingRole-prod", "SegmentDataLakeSchedulerRole-prod", "SegmentS3DestinationRole-prod"} == names
+    # no vendor role where this module runs the syncs, and no autoscaling role under managed scaling
+    assert {"SegmentEMRServiceRole-prod", "SegmentEMRInstanceProfileRole-prod", "SegmentDataLakeSchedulerRole-prod",
+            "SegmentS3DestinationRole-prod"} == names
     for r in resources(stack, "aws_iam_role").values():
         assert r["tags"] == {"team": "data", "vendor": "segment"}
     profile = named(stack, "aws_iam_instance_profile", "EmrInstanceProfile")
@@ -31,56 +35,104 @@ def test_role_names_carry_the_suffix_and_tags(synthesized):
     assert "EmrInstanceRole" in profile["role"]
 
 
-def test_vendor_trust_requires_external_id_and_segment_role(lake):
-    trust = policy(role(lake, "VendorRole"), "assume_role_policy")
+def test_vendor_trust_requires_external_id_and_segment_role(synthesized):
+    trust = policy(role(synthesized.stacks["segment-runs"], "VendorRole"), "assume_role_policy")
     [only_statement] = trust["Statement"]
     assert only_statement["Principal"] == {"AWS": [SEGMENT_ROLE]}
     assert only_statement["Action"] == "sts:AssumeRole"
     assert only_statement["Condition"] == {"StringEquals": {"sts:ExternalId": ["my-workspace-id"]}}
 
 
-def test_vendor_trust_lists_every_external_id(synthesized):
-    trust = policy(role(synthesized.stacks["complete"], "VendorRole"), "assume_role_policy")
-    assert trust["Statement"][0]["Condition"]["StringEquals"]["sts:ExternalId"] == ["acmeworkspace123", "acmestaging456"]
-
-
-def test_vendor_permissions_are_scoped(lake):
-    _, document = attached_policy(lake, "VendorRole", "VendorPolicy")
+def test_vendor_permissions_are_scoped(synthesized):
+    stack = synthesized.stacks["segment-runs"]
+    _, document = attached_policy(stack, "VendorRole", "VendorPolicy")
     emr = statement(document, "ManageOnlyClustersTaggedVendorSegment")
     assert set(emr["Action"]) == {"elasticmapreduce:AddJobFlowSteps", "elasticmapreduce:AddTags",
                                   "elasticmapreduce:CancelSteps", "elasticmapreduce:DescribeCluster",
                                   "elasticmapreduce:DescribeStep", "elasticmapreduce:TerminateJobFlows"}
     assert emr["Condition"] == {"StringEquals": {"aws:ResourceTag/vendor": "segment"}}
-    assert ":elasticmapreduce:" in emr["Resource"] and emr["Resource"].endswith(":cluster/*")
-    launch = statement(document, "LaunchOnlyClustersTaggedVendorSegment")
-    assert launch["Action"] == "elasticmapreduce:RunJobFlow"
-    assert launch["Condition"] == {"StringEquals": {"aws:RequestTag/vendor": "segment"}}
-
-    glue = statement(document, "GlueCatalogOfThisAccountAndRegion")
-    for arn in glue["Resource"]:
-        assert "${data.aws_region." in arn and "${data.aws_caller_identity." in arn, arn
-    assert {"glue:CreateTable", "glue:BatchCreatePartition", "glue:GetPartitions",
-            "glue:BatchDeleteTableVersion"} <= set(glue["Action"])
-
-    [partition] = lake["data"]["aws_partition"]
-    bucket_arn = f"arn:${{data.aws_partition.{partition}.partition}}:s3:::my-company-segment-data-lake"
-    s3_allows = [s for s in document["Statement"] if s["Effect"] == "Allow" and
-                 any(a.startswith("s3:") for a in as_list(s["Action"]))]
-    for s in s3_allows:
-        assert all(a != "s3:*" and "*" not in a for a in as_list(s["Action"]))
-        assert all(r in (bucket_arn, bucket_arn + "/*") for r in as_list(s["Resource"]))
     deny = statement(document, "NeverAdministerTheBucket")
-    assert deny["Effect"] == "Deny"
-    assert {"s3:PutBucketPolicy", "s3:DeleteBucketPolicy", "s3:PutBucketAcl", "s3:PutEncryptionConfiguration",
-            "s3:PutBucketVersioning", "s3:PutReplicationConfiguration", "s3:DeleteBucket"} <= set(deny["Action"])
-    assert deny["Resource"] == [bucket_arn, bucket_arn + "/*"]
-
-    pass_role = statement(document, "PassOnlyTheDataLakeEmrRoles")
-    assert pass_role["Action"] == "iam:PassRole"
-    assert sorted(pass_role["Resource"]) == sorted(
-        f"${{aws_iam_role.{name}.arn}}" for name in resources(lake, "aws_iam_role")
-        if any(part in name for part in ("EmrServiceRole", "EmrInstanceRole", "EmrAutoscalingRole")))
+    assert deny["Effect"] == "Deny" and {"s3:PutBucketPolicy", "s3:DeleteBucket"} <= set(deny["Action"])
     assert not any("athena" in a for s in document["Statement"] for a in as_list(s["Action"]))
+
+
+BUCKET = "arn:aws:s3:::my-company-segment-data-lake"
+GLUE = f"arn:aws:glue:{REGION}:{ACCOUNT}"
+CLUSTER = f"arn:aws:elasticmapreduce:{REGION}:{ACCOUNT}:cluster/j-LAKECLUSTER01"
+
+
+def test_what_segment_does_is_allowed_to_the_vendor_role(synthesized):
+    """Segment's documented needs: steps on the tagged cluster, tables and partitions of the lake's databases, the
+    bucket read, the stage written, and a cluster started (its roles passed) for a replay."""
+    documents = permissions(synthesized.stacks["segment-runs"], "SegmentDataLakeRole")
+    tagged = {"aws:ResourceTag/vendor": "segment"}
+    for request in [
+        Request("elasticmapreduce:AddJobFlowSteps", CLUSTER, tagged),
+        Request("elasticmapreduce:RunJobFlow", "*", {"aws:RequestTag/vendor": "segment"}),
+        Request("glue:CreateDatabase", f"{GLUE}:database/web_app"),
+        Request("glue:CreateTable", f"{GLUE}:table/web_app/pages"),
+        Request("glue:BatchCreatePartition", f"{GLUE}:table/web_app/pages"),
+        Request("glue:DeleteTable", f"{GLUE}:table/web_app/pages"),
+        Request("s3:ListBucket", BUCKET),
+        Request("s3:GetObject", f"{BUCKET}/segment-data/data/src/x.parquet"),
+        Request("s3:PutObject", f"{BUCKET}/segment-stage/src/run/x.gz"),
+        Request("iam:PassRole", f"arn:aws:iam::{ACCOUNT}:role/SegmentEMRServiceRole",
+                {"iam:PassedToService": "elasticmapreduce.amazonaws.com"}),
+        Request("iam:PassRole", f"arn:aws:iam::{ACCOUNT}:role/SegmentEMRInstanceProfileRole",
+                {"iam:PassedToService": "ec2.amazonaws.com"}),
+    ]:
+        assert allowed(documents, request), request
+
+
+# Calls that must be refused, each judged against the synthesized policies of the role that would make it.
+MUST_BE_DENIED = [
+    (stack, role, Request(action, f"{BUCKET}/{key}"))
+    for stack, role in (("segment-data-lake", "SegmentEMRInstanceProfileRole"), ("segment-runs", "SegmentDataLakeRole"))
+    for action in ("s3:PutObject", "s3:DeleteObject")
+    for key in ("segment-lake-app/abc/run-sync.sh", "segment-lake-replay/lake.json", "segment-logs/src/1/a.gz")
+] + [
+    (stack, role, Request(action, f"{GLUE}:database/{database}"))
+    for stack, role in (("segment-data-lake", "SegmentEMRInstanceProfileRole"), ("segment-runs", "SegmentDataLakeRole"))
+    for action in ("glue:CreateDatabase", "glue:DeleteDatabase", "glue:UpdateDatabase")
+    for database in ("finance", "default")
+] + [
+    ("segment-runs", "SegmentDataLakeRole", Request("glue:DeleteTable", f"{GLUE}:table/finance/ledger")),
+    ("segment-runs", "SegmentDataLakeRole", Request("iam:PassRole", f"arn:aws:iam::{ACCOUNT}:role/SegmentEMRServiceRole",
+                                                    {"iam:PassedToService": "ec2.amazonaws.com"})),
+    ("segment-runs", "SegmentDataLakeRole", Request("s3:PutBucketPolicy", BUCKET)),
+    ("segment-data-lake", "SegmentDataLakeSchedulerRole",
+     Request("elasticmapreduce:AddJobFlowSteps", f"arn:aws:elasticmapreduce:{REGION}:{ACCOUNT}:cluster/j-OTHER")),
+]
+
+
+def test_calls_that_must_be_refused_are(synthesized):
+    for stack, role_name, request in MUST_BE_DENIED:
+        assert not allowed(permissions(synthesized.stacks[stack], role_name), request), (role_name, request)
+
+
+def test_the_scheduler_role_serves_only_the_lakes_schedule_group(lake):
+    document = trust(lake, "SegmentDataLakeSchedulerRole")
+    group = f"arn:aws:scheduler:{REGION}:{ACCOUNT}:schedule-group/segment-lake"
+    assume = {"aws:SourceAccount": ACCOUNT}
+    assert allowed([document], Request("sts:AssumeRole", principal="scheduler.amazonaws.com",
+                                       context={**assume, "aws:SourceArn": group}))
+    for other in (f"arn:aws:scheduler:{REGION}:{ACCOUNT}:schedule-group/default",
+                  f"arn:aws:scheduler:{REGION}:{ACCOUNT}:schedule-group/someone-elses"):
+        assert not allowed([document], Request("sts:AssumeRole", principal="scheduler.amazonaws.com",
+                                               context={**assume, "aws:SourceArn": other}))
+    [group_resource] = resources(lake, "aws_scheduler_schedule_group").values()
+    for schedule in resources(lake, "aws_scheduler_schedule").values():
+        assert schedule["group_name"].startswith("${aws_scheduler_schedule_group.")
+        assert any("PolicyAttachment" in d for d in schedule["depends_on"])
+    assert group_resource["name"] == "segment-lake"
+    assert allowed(permissions(lake, "SegmentDataLakeSchedulerRole"),
+                   Request("elasticmapreduce:AddJobFlowSteps", CLUSTER))
+
+
+def test_the_vendor_role_exists_only_where_segment_runs_the_syncs(synthesized):
+    for name, stack in synthesized.stacks.items():
+        has_vendor = any(r["name"].startswith("SegmentDataLakeRole") for r in resources(stack, "aws_iam_role").values())
+        assert has_vendor == (name == "segment-runs"), name
 
 
 def test_emr_service_role_uses_the_v2_managed_policy_with_source_conditions(lake):
@@ -98,19 +150,14 @@ def test_emr_service_role_uses_the_v2_managed_policy_with_source_conditions(lake
 
 
 def test_emr_instance_role_reaches_only_this_bucket_glue_and_metrics(lake):
-    trust = policy(role(lake, "EmrInstanceRole"), "assume_role_policy")["Statement"][0]
-    assert trust["Principal"] == {"Service": "ec2.amazonaws.com"}
+    trust_statement = policy(role(lake, "EmrInstanceRole"), "assume_role_policy")["Statement"][0]
+    assert trust_statement["Principal"] == {"Service": "ec2.amazonaws.com"}
     _, document = attached_policy(lake, "EmrInstanceRole", "EmrInstancePolicy")
-    objects = statement(document, "ReadAndWriteLakeObjects")
-    assert objects["Resource"].endswith(":s3:::my-company-segment-data-lake/*")
-    glue = statement(document, "SyncTheGlueCatalog")
-    assert {"glue:CreateTable", "glue:UpdateTable", "glue:BatchCreatePartition", "glue:GetTable"} <= set(glue["Action"])
     metrics = statement(document, "PublishClusterMetrics")
     assert metrics["Action"] == "cloudwatch:PutMetricData" and "cloudwatch:namespace" in metrics["Condition"]["StringLike"]
     assert not [s for s in document["Statement"] if any(a.startswith("kms:") for a in as_list(s["Action"]))]
-    # the cluster's key, granted by the cluster to the nodes and the vendor (grant_key_use)
+    # the cluster's key, granted by the cluster to the nodes (grant_key_use)
     _, key = attached_policy(lake, "EmrInstanceRole", "Roles/ClusterKeyPolicy")
-    attached_policy(lake, "VendorRole", "Roles/ClusterKeyPolicy")
     [use] = key["Statement"]
     assert set(use["Action"]) == {"kms:Decrypt", "kms:GenerateDataKey"} and use["Resource"].startswith("${aws_kms_key.")
 
@@ -118,7 +165,7 @@ def test_emr_instance_role_reaches_only_this_bucket_glue_and_metrics(lake):
 BUCKET_KEY = "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 
 
-def test_a_bucket_key_is_granted_to_the_nodes_the_vendor_and_segments_s3_destination(synthesized):
+def test_a_bucket_key_is_granted_to_the_nodes_and_segments_s3_destination(synthesized):
     stack = synthesized.stacks["staging-and-prod"]
     key_grants = {p["name"]: policy(p)["Statement"][0]["Resource"] for p in resources(stack, "aws_iam_policy").values()
                   if "Key" in p["name"]}
@@ -129,9 +176,7 @@ def test_a_bucket_key_is_granted_to_the_nodes_the_vendor_and_segments_s3_destina
     for lake in ("Prod", "Staging"):
         assert key_grants[f"SegmentDataLakeClusterKeyPolicy-{lake.lower()}"].startswith("${aws_kms_key.")
         attached_policy(stack, f"{lake}/Roles/EmrInstanceRole", f"{lake}/Roles/ClusterKeyPolicy")
-        attached_policy(stack, f"{lake}/Roles/VendorRole", f"{lake}/Roles/ClusterKeyPolicy")
     attached_policy(stack, "Prod/Roles/EmrInstanceRole", "Prod/Roles/BucketKeyPolicy")
-    attached_policy(stack, "Prod/Roles/VendorRole", "Prod/Roles/BucketKeyPolicy")
     attached_policy(stack, "Prod/S3Destination/Role", "Prod/S3Destination/KeyPolicy")
 
 
@@ -148,20 +193,6 @@ def test_segments_s3_destination_may_only_put_raw_events(lake):
             next(iter(lake["data"]["aws_partition"])))}]
     assert lake["output"]["s3_destination_role_arn"]["value"] == "${%s.arn}" % (
         "aws_iam_role." + [n for n in resources(lake, "aws_iam_role") if "S3Destination_Role" in n][0])
-
-
-def test_the_vendor_role_may_delete_tables_in_batches(lake):
-    _, document = attached_policy(lake, "VendorRole", "VendorPolicy")
-    assert "glue:BatchDeleteTable" in statement(document, "GlueCatalogOfThisAccountAndRegion")["Action"]
-
-
-def test_autoscaling_role(lake):
-    trust = policy(role(lake, "EmrAutoscalingRole"), "assume_role_policy")["Statement"][0]
-    assert set(trust["Principal"]["Service"]) == {"application-autoscaling.amazonaws.com",
-                                                  "elasticmapreduce.amazonaws.com"}
-    _, document = attached_policy(lake, "EmrAutoscalingRole", "EmrAutoscalingPolicy")
-    resize = statement(document, "ResizeOnlyClustersTaggedVendorSegment")
-    assert set(resize["Action"]) == {"elasticmapreduce:ListInstanceGroups", "elasticmapreduce:ModifyInstanceGroups"}
 
 
 def test_no_allow_statement_uses_wildcard_actions_on_every_resource(synthesized):

@@ -1,122 +1,123 @@
-"""Least privilege, proven: every S3 and Glue call of a sync on S3 with Glue (three runs: new tables, new columns and
-duplicates, nothing new) is recorded, from botocore's events and from the local endpoint's side for Spark's s3a,
-and evaluated against the EMR instance role's synthesized policies with moto's IAM policy evaluator. The sync may
-need nothing the role lacks, and the role may hold no S3 or Glue action the sync never uses unless the README
-says which part of EMR needs it. And nothing secret reaches the logs or the reports."""
+"""Least privilege, proven: every S3 and Glue call of every command the EMR nodes run (four syncs: new tables, new
+columns and duplicates, a late file, nothing new; a replay, a compaction, suppress, delete-users, state reset and history) is
+recorded on S3 with Glue, from botocore's events and from the local endpoint's side for Spark's s3a, and
+evaluated against the EMR instance role's synthesized policies by an IAM policy evaluator (tests/iam_evaluator.py).
+No command may need anything the role lacks, and the role may hold no S3 or Glue action no command uses unless
+the README says which part of EMR needs it. And nothing secret reaches the logs or the reports."""
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import boto3
 import pytest
-from aws_calls import ACCOUNT, REGION, botocore_calls, s3_request_calls
+from aws_calls import REGION, botocore_calls, s3_request_calls
 from fault_proxy import FaultProxy
+from iam_evaluator import Request, allowed
 from lake_events import write_run1, write_run2
-from moto.iam.access_control import IAMPolicy, PermissionResult
-from stack_helpers import resources
-from sync_harness import Lake
+from role_policies import permissions
 
-from segment_lake.catalog.glue import GlueCatalog
+from segment_lake import cli
 
 BUCKET = "my-company-segment-data-lake"  # the bucket of the project's own stack (main.py)
+NODE_ROLE = "SegmentEMRInstanceProfileRole"
 README = Path(__file__).resolve().parents[1] / "README.md"
-# Granted for a part of EMR other than the sync; each is explained in the README's table of the nodes' permissions.
+# Granted for a part of EMR other than the lake's commands; each is explained in the README's table of the nodes'
+# permissions.
 EXPLAINED = {
     "s3:GetBucketLocation": "EMRFS",
     "s3:ListBucketMultipartUploads": "multipart",
     "s3:ListMultipartUploadParts": "multipart",
     "s3:AbortMultipartUpload": "multipart",
-    "glue:GetDatabases": "metastore",
     "glue:GetPartition": "metastore",
-    "glue:GetPartitions": "metastore",
     "glue:CreatePartition": "metastore",
     "glue:UpdatePartition": "metastore",
-    "glue:GetUserDefinedFunctions": "metastore",
 }
-_TOKENS = {r"\$\{data\.aws_partition\.[^}]+\.partition\}": "aws", r"\$\{data\.aws_region\.[^}]+\.name\}": REGION,
-           r"\$\{data\.aws_caller_identity\.[^}]+\.account_id\}": ACCOUNT}
+LAKE = ["--lake", f"s3a://{BUCKET}", "--source-id", "src1"]
+# the database of main.py's source (web_app), which the policies name
+CATALOG = ["--source-slug", "web_app", "--catalog", "glue", "--aws-region", REGION]
+SYNC = ["--input", f"s3a://{BUCKET}/segment-logs/src1", *LAKE, *CATALOG]
+# Each command as the nodes run it (a step of run-sync.sh), in an order that gives each something to do.
+COMMANDS = [
+    ("sync", ["sync", *SYNC]),
+    ("sync", ["sync", *SYNC]),  # run 2's files: new columns and duplicates
+    ("sync", ["sync", *SYNC]),  # a late file: a second file in a partition, for the compaction to merge
+    ("sync", ["sync", *SYNC]),  # nothing new
+    ("replay", ["replay", *SYNC, "--from", "2024-01-02", "--to", "2024-01-02"]),
+    ("compact", ["compact", *LAKE, *CATALOG, "--older-than", "0"]),
+    ("suppress", ["suppress", "add", *LAKE, "--user-id", "u9"]),
+    ("delete-users", ["delete-users", *LAKE, "--user-id", "u2"]),
+    ("state reset", ["state", "reset", *LAKE]),
+    ("history", ["history", *LAKE]),
+]
 
 
-def instance_policies(stack: dict) -> list[dict]:
-    """The policy documents attached to the EMR instance role, with the account, region and partition filled in."""
-    [role_id] = [key for key, role in resources(stack, "aws_iam_role").items()
-                 if role["//"]["metadata"]["path"].endswith("/EmrInstanceRole")]
-    policy_ids = [re.search(r"aws_iam_policy\.([^.]+)\.arn", attachment["policy_arn"])[1]
-                  for attachment in resources(stack, "aws_iam_role_policy_attachment").values()
-                  if f"aws_iam_role.{role_id}." in attachment["role"]]
-    documents = []
-    for policy_id in policy_ids:
-        text = resources(stack, "aws_iam_policy")[policy_id]["policy"]
-        for token, value in _TOKENS.items():
-            text = re.sub(token, value, text)
-        documents.append(json.loads(text))
-    return documents
-
-
-def granted_actions(documents: list[dict]) -> set[str]:
+def _s3_and_glue(documents: list[dict]) -> set[str]:
     return {action for document in documents for statement in document["Statement"] if statement["Effect"] == "Allow"
             for action in ([statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"])
             if action.startswith(("s3:", "glue:"))}
 
 
-def permitted(documents: list[dict], action: str, resource: str) -> bool:
-    results = [IAMPolicy(json.dumps(document)).is_action_permitted(action, resource) for document in documents]
-    return PermissionResult.DENIED not in results and PermissionResult.PERMITTED in results
-
-
-@pytest.fixture
-def recorded_sync(spark, s3a, aws_endpoint, tmp_path, monkeypatch):
-    """Three syncs of one source on S3 with Glue; returns the (action, resource) of every call they made."""
+@pytest.fixture(scope="module")
+def recorded_commands(spark, s3a, aws_endpoint, tmp_path_factory):
+    """Runs COMMANDS in this process; returns each command's (action, resource) calls, in order."""
     s3 = s3a(BUCKET)
+    staging = tmp_path_factory.mktemp("least-privilege")
     proxy = FaultProxy(aws_endpoint)
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     conf.set(f"fs.s3a.bucket.{BUCKET}.endpoint", proxy.start())
-    monkeypatch.setenv("SEGMENT_LAKE_GLUE_ENDPOINT", aws_endpoint)
+    os.environ["SEGMENT_LAKE_GLUE_ENDPOINT"] = aws_endpoint
 
     def upload(write):
-        staging = tmp_path / write.__name__
-        write(staging, "src1")
-        for path in staging.rglob("*"):
+        write(staging / write.__name__, "src1")
+        for path in (staging / write.__name__).rglob("*"):
             if path.is_file():
-                s3.upload_file(str(path), BUCKET, str(path.relative_to(staging)))
+                s3.upload_file(str(path), BUCKET, str(path.relative_to(staging / write.__name__)))
 
     boto3.setup_default_session(region_name=REGION)
+    recorded = []
     try:
-        with botocore_calls(boto3.DEFAULT_SESSION) as calls:
-            lake = Lake(spark, GlueCatalog(region=REGION), "s3", f"s3a://{BUCKET}", f"s3a://{BUCKET}/segment-logs/src1",
-                        "src1", "least_privilege")
-            upload(write_run1)
-            results = [lake.sync()]
-            upload(write_run2)
-            results += [lake.sync(), lake.sync()]
+        upload(write_run1)
+        for index, (name, argv) in enumerate(COMMANDS):
+            if index == 1:
+                upload(write_run2)
+            if index == 2:
+                s3.put_object(Bucket=BUCKET, Key="segment-logs/src1/1704153600000/late.json", Body=json.dumps(
+                    {"type": "track", "event": "Order Completed", "messageId": "late1", "userId": "u3",
+                     "receivedAt": "2024-01-02T03:30:00.000Z"}).encode())
+            proxy.requests.clear()
+            with botocore_calls(boto3.DEFAULT_SESSION) as calls:
+                code = cli.main(argv)
+            assert code == 0, f"{name} failed"
+            recorded.append((name, calls + [c for request in proxy.requests for c in s3_request_calls(request)]))
     finally:
         conf.unset(f"fs.s3a.bucket.{BUCKET}.endpoint")
+        del os.environ["SEGMENT_LAKE_GLUE_ENDPOINT"]
         proxy.stop()
-    assert [r.status for r in results] == ["finished"] * 3 and results[1].duplicate_count and results[1].tables
-    s3a_calls = [call for request in proxy.requests for call in s3_request_calls(request)]
-    assert s3a_calls and any(a == "glue:UpdateTable" for a, _ in calls)
-    return calls + s3a_calls
+    return recorded
 
 
-def test_every_call_of_a_sync_is_granted_and_every_grant_is_used_or_explained(lake, recorded_sync):
-    documents = instance_policies(lake)
-    refused = sorted({(action, resource) for action, resource in recorded_sync
-                      if not permitted(documents, action, resource)})
-    assert not refused, f"the EMR instance role lacks {refused[:5]}"
-    used = {action for action, _ in recorded_sync}
-    granted = granted_actions(documents)
+def test_every_command_the_nodes_run_is_granted_and_every_grant_is_used_or_explained(lake, recorded_commands):
+    documents = permissions(lake, NODE_ROLE)
+    for name, calls in recorded_commands:
+        assert calls, f"{name} made no call"
+        refused = sorted({(action, resource) for action, resource in calls
+                          if not allowed(documents, Request(action, resource))})
+        assert not refused, f"{name}: the EMR instance role lacks {refused[:5]}"
+    used = {action for _, calls in recorded_commands for action, _ in calls}
+    assert {"glue:BatchUpdatePartition", "glue:UpdateTable", "s3:DeleteObject"} <= used, sorted(used)
+    granted = _s3_and_glue(documents)
     unexplained = granted - used - set(EXPLAINED)
-    assert not unexplained, f"granted and never used by the sync, with no reason in the README: {sorted(unexplained)}"
+    assert not unexplained, f"granted and never used by a command, with no reason in the README: {sorted(unexplained)}"
     assert set(EXPLAINED) <= granted, f"explained but no longer granted: {sorted(set(EXPLAINED) - granted)}"
-    assert not set(EXPLAINED) & used, f"the sync uses these: {sorted(set(EXPLAINED) & used)}; drop them from EXPLAINED"
+    assert not set(EXPLAINED) & used, f"the commands use these: {sorted(set(EXPLAINED) & used)}; drop them from EXPLAINED"
     section = README.read_text().split("### What the EMR nodes may do", 1)[1].split("\n## ", 1)[0]
     for action in granted:
         assert f"`{action}`" in section, f"{action} is not in the README's table of the nodes' permissions"
     # the recorded calls reach nothing outside the lake bucket, and Glue only through its catalog
-    assert {r.split(":::", 1)[1].split("/", 1)[0] for a, r in recorded_sync if a.startswith("s3:")} == {BUCKET}
+    assert {r.split(":::", 1)[1].split("/", 1)[0] for _, calls in recorded_commands
+            for a, r in calls if a.startswith("s3:")} == {BUCKET}
 
 
 def test_nothing_secret_is_printed_or_reported(tmp_path, aws_endpoint, s3a):

@@ -7,6 +7,9 @@ import re
 from datetime import date
 
 import pytest
+from aws_calls import ACCOUNT
+from iam_evaluator import Request, allowed
+from role_policies import policy_document
 from stack_helpers import named, only, policy, resolve, statement
 
 from segment_lake.cli import main
@@ -34,7 +37,7 @@ def test_the_replay_cluster_is_the_lake_cluster_with_one_replay_step_and_no_life
     instances = request["Instances"]
     assert request["SecurityConfiguration"] == cluster["security_configuration"]
     assert request["ServiceRole"] == _as_name(cluster["service_role"])
-    assert request["AutoScalingRole"] == _as_name(cluster["autoscaling_role"])
+    assert "AutoScalingRole" not in request and "autoscaling_role" not in cluster  # managed scaling needs none
     assert request["JobFlowRole"] == _as_name(ec2["instance_profile"])
     assert (instances["Ec2SubnetId"], instances["EmrManagedMasterSecurityGroup"],
             instances["EmrManagedSlaveSecurityGroup"], instances["ServiceAccessSecurityGroup"]) == (
@@ -76,12 +79,16 @@ def test_the_launcher_may_start_only_tagged_clusters_passing_only_the_lake_roles
     start = statement(document, "StartOnlyClustersTaggedForTheLake")
     assert start["Action"] == "elasticmapreduce:RunJobFlow"
     assert start["Condition"] == {"StringEquals": {"aws:RequestTag/vendor": "segment"}}
-    passing = statement(document, "PassTheLakeRolesToEmrOnly")
-    roles = {f"${{aws_iam_role.{name}.arn}}" for name, role in stack["resource"]["aws_iam_role"].items()
-             if role["//"]["metadata"]["path"].rsplit("/", 1)[1] in ("EmrServiceRole", "EmrInstanceRole",
-                                                                     "EmrAutoscalingRole")}
-    assert len(roles) == 3 and set(passing["Resource"]) == roles
-    assert passing["Condition"] == {"StringEquals": {"iam:PassedToService": "elasticmapreduce.amazonaws.com"}}
+    # RunJobFlow passes the service role to EMR and the instance profile's role to EC2: each to its service only
+    launcher = [policy_document(stack, "SegmentDataLakeReplayLauncherPolicy-complete")]
+    role = f"arn:aws:iam::{ACCOUNT}:role/"
+    for name, service in (("SegmentEMRServiceRole-complete", "elasticmapreduce.amazonaws.com"),
+                          ("SegmentEMRInstanceProfileRole-complete", "ec2.amazonaws.com")):
+        for to in ("elasticmapreduce.amazonaws.com", "ec2.amazonaws.com", "application-autoscaling.amazonaws.com"):
+            request = Request("iam:PassRole", role + name, {"iam:PassedToService": to})
+            assert allowed(launcher, request) == (to == service), request
+    for tags, expected in (({"aws:RequestTag/vendor": "segment"}, True), ({}, False)):
+        assert allowed(launcher, Request("elasticmapreduce:RunJobFlow", "*", tags)) == expected
     read = statement(document, "ReadTheReplayClusterTemplates")
     assert read["Resource"].endswith(f"/{REPLAY_TEMPLATES_PREFIX}*")
     assert {"replay_cluster_template_uri", "replay_launcher_policy_arn"} <= set(stack["output"])

@@ -75,6 +75,7 @@ from cdktf_cdktf_provider_aws.scheduler_schedule import (
     SchedulerScheduleTarget,
     SchedulerScheduleTargetRetryPolicy,
 )
+from cdktf_cdktf_provider_aws.scheduler_schedule_group import SchedulerScheduleGroup
 from cdktf_cdktf_provider_aws.security_group import SecurityGroup, SecurityGroupEgress, SecurityGroupIngress
 from cdktf_cdktf_provider_aws.subnet import Subnet
 from cdktf_cdktf_provider_aws.vpc import Vpc

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 from constructs import Construct
 
+from segment_lake.contract import STAGE_PREFIX
+
 from . import policy_documents, validation
 from .aws import (
     S3Bucket,
@@ -29,7 +31,6 @@ from .aws import (
 from .scan_marks import mark
 from .tagging import with_vendor_tag
 
-STAGE_PREFIX = "segment-stage/"
 # Created buckets are versioned; old versions of rewritten objects go after 30 days.
 NONCURRENT_VERSION_DAYS = 30
 RESERVED_RULE_IDS = ("segment-stage-expiration", "abort-incomplete-multipart-uploads", "expire-noncurrent-versions")

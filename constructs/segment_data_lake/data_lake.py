@@ -79,6 +79,9 @@ class SegmentDataLakeProps:
         if self.sync_runner == "segment" and self.bundle_path is not None:
             validation.fail("bundle_path is set but sync_runner is 'segment', which runs Segment's own sync: "
                             "remove bundle_path or set sync_runner='self'")
+        if self.sync_runner == "self" and self.access.vendor_role:
+            validation.fail("access.vendor_role is True but sync_runner is 'self': Segment runs nothing, so no role for "
+                            "it is created; remove vendor_role (SegmentDataLake sets it from sync_runner)")
         if self.sync_runner == "segment" and self.replay_cluster is not None:
             validation.fail("replay_cluster is set but sync_runner is 'segment', whose syncs Segment runs (and "
                             "replays only through its support): remove replay_cluster or set sync_runner='self'")
@@ -127,8 +130,10 @@ class SegmentDataLake(Construct):
         self.account = AwsAccount(self, "Account")
         self.bucket = DataLakeBucket(self, "Bucket", props=_with_tags(props.bucket, tags),
                                      partition=self.account.partition)
-        self.roles = DataLakeRoles(self, "Roles", props=_with_tags(props.access, tags),
-                                   bucket_arn=self.bucket.bucket_arn, account=self.account)
+        databases = list(dict.fromkeys(source.database for source in props.sources))
+        self.roles = DataLakeRoles(
+            self, "Roles", props=_with_tags(replace(props.access, vendor_role=props.sync_runner == "segment"), tags),
+            bucket_arn=self.bucket.bucket_arn, glue_databases=databases, account=self.account)
         self.s3_destination = None
         if props.s3_destination:
             self.s3_destination = SegmentS3Destination(
@@ -157,7 +162,8 @@ class SegmentDataLake(Construct):
                     workload=self.workload, sources=props.sources, bucket_name=self.bucket.bucket_name,
                     bucket_arn=self.bucket.bucket_arn, workspace_id=props.workspace,
                     bucket_kms_key_arn=props.bucket.kms_key_arn, account=self.account)
-        grantees = [self.roles.emr_instance_role.arn, self.roles.vendor_role.arn, *props.lake_formation_role_arns]
+        grantees = [role.arn for role in (self.roles.emr_instance_role, self.roles.vendor_role) if role]
+        grantees += props.lake_formation_role_arns
         self.catalog = GlueCatalog(self, "Glue", props=props.catalog_props(grantees if props.lake_formation else []),
                                    account=self.account)
         self.outputs = self._outputs()
@@ -170,15 +176,15 @@ class SegmentDataLake(Construct):
             "emr_cluster_id": (self.cluster.cluster_id, "EMR Cluster ID"),
             "glue_catalog_id": (self.account.account_id, "Glue Catalog ID (the AWS account id)"),
             "s3_bucket": (self.bucket.bucket_name, "S3 Bucket"),
-            "segment_vendor_role_arn": (roles.vendor_role.arn, "IAM Role ARN Segment assumes"),
             "glue_database_names": (self.catalog.database_names, "Glue database of each source"),
             "emr_instance_profile_name": (roles.emr_instance_profile.name, "EMR instance profile"),
             "emr_instance_profile_role_arn": (roles.emr_instance_role.arn, "Role of the EMR nodes"),
             "emr_service_role_name": (roles.emr_service_role.name, "EMR service role"),
-            "emr_autoscaling_role_name": (roles.emr_autoscaling_role.name, "EMR autoscaling role"),
             "sync_runner": (self.props.sync_runner, "Who runs the syncs: 'self' (this module's schedules; keep "
                                                      "Segment's Data Lakes destination off) or 'segment'"),
         }
+        if roles.vendor_role:
+            values["segment_vendor_role_arn"] = (roles.vendor_role.arn, "IAM Role ARN Segment assumes")
         if self.s3_destination:
             values["s3_destination_role_arn"] = (self.s3_destination.role_arn,
                                                  "IAM Role ARN to enter in Segment's AWS S3 destination settings")

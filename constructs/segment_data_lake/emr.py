@@ -254,7 +254,6 @@ class DataLakeCluster(Construct):
             applications=["Hadoop", "Hive", "Spark", *props.extra_applications],
             log_uri=f"s3://{bucket_name}/logs/",
             service_role=roles.emr_service_role.arn,
-            autoscaling_role=roles.emr_autoscaling_role.arn,
             security_configuration=security.security_configuration.name,
             termination_protection=props.termination_protection,
             keep_job_flow_alive_when_no_steps=True,

@@ -1,10 +1,13 @@
-"""The four IAM roles of the data lake, each with a least-privilege policy."""
+"""The IAM roles of the data lake, each with a least-privilege policy: what each may do is written from the lake's
+prefixes (``segment_lake.contract``) and databases, so no role can write where it only reads."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from constructs import Construct
+
+from segment_lake.contract import APP_PREFIX, DATA_PREFIX, LOGS_PREFIX, RAW_PREFIX, REPORTS_DATABASE, STAGE_PREFIX
 
 from . import policy_documents, validation
 from .account import AwsAccount
@@ -23,12 +26,15 @@ class DataLakeRolesProps:
     :param vendor_principals: IAM principals allowed to assume the vendor role
         (default: Segment's production Data Lakes role).
     :param name_suffix: appended to every role and policy name, e.g. ``-prod``.
+    :param vendor_role: create the role Segment assumes to run syncs (only where Segment runs them:
+        :class:`SegmentDataLake` sets it from ``sync_runner``).
     :param tags: tags for every role; ``vendor=segment`` is always added.
     """
 
     external_ids: Sequence[str]
     vendor_principals: Sequence[str] = (SEGMENT_PRODUCTION_ROLE,)
     name_suffix: str = ""
+    vendor_role: bool = False
     tags: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -38,22 +44,39 @@ class DataLakeRolesProps:
         validation.tags(self.tags)
 
 
-class DataLakeRoles(Construct):
-    """Vendor role, EMR service role, EMR instance profile (and role), autoscaling role.
+def object_arns(bucket_arn: str, prefixes: Sequence[str]) -> list[str]:
+    """The ARNs of every object under each prefix of the bucket."""
+    return [f"{bucket_arn}/{prefix}*" for prefix in prefixes]
 
-    Attributes: ``vendor_role``, ``emr_service_role``, ``emr_instance_role``,
-    ``emr_instance_profile``, ``emr_autoscaling_role``, their ``*_policy``, and ``attachments`` (every
-    policy attachment: a cluster must wait for them, or it starts without its permissions).
+
+def glue_arns(arn_parts: Mapping[str, str], databases: Sequence[str]) -> list[str]:
+    """The catalog, and each database with its tables: Glue authorizes a call on all three."""
+    glue = "arn:{partition}:glue:{region}:{account_id}".format(**arn_parts)
+    return [f"{glue}:catalog", *(f"{glue}:database/{name}" for name in databases),
+            *(f"{glue}:table/{name}/*" for name in databases)]
+
+
+class DataLakeRoles(Construct):
+    """EMR service role, EMR instance profile (and role), and the vendor role when ``props.vendor_role``.
+
+    The nodes read the raw events and the app, and write only ``segment-data/``, ``segment-stage/`` and
+    ``logs/``; Glue only in ``glue_databases`` and the sync reports' database (and read ``default``, which
+    Spark's and Hive's metastore client looks up). Managed scaling needs no autoscaling role.
+
+    Attributes: ``emr_service_role``, ``emr_instance_role``, ``emr_instance_profile``, ``vendor_role`` (or
+    ``None``), their ``*_policy``, ``databases`` (those the roles may change), and ``attachments`` (every policy
+    attachment: a cluster must wait for them, or it starts without its permissions).
     :meth:`grant_key_use` lets the nodes and the vendor read and write with a KMS key.
     """
 
     def __init__(self, scope: Construct, id: str, *, props: DataLakeRolesProps, bucket_arn: str,
-                 account: AwsAccount | None = None) -> None:
+                 glue_databases: Sequence[str], account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
         self.props = props
         self.account = AwsAccount.of(self, account)
         arn_parts = {"partition": self.account.partition, "region": self.account.region,
                      "account_id": self.account.account_id}
+        self.databases = list(dict.fromkeys([*glue_databases, REPORTS_DATABASE]))
         self._tags = with_vendor_tag(props.tags)
         self.attachments: list[IamRolePolicyAttachment] = []
 
@@ -72,7 +95,13 @@ class DataLakeRoles(Construct):
         )
         self.emr_instance_policy = self._attach(
             self.emr_instance_role, "EmrInstancePolicy", "SegmentEMRInstanceProfilePolicy", "emr-instance-permissions",
-            dict(arn_parts, bucket_arn=bucket_arn),
+            dict(bucket_arn=bucket_arn,
+                 # s3a looks up a folder as a key (HEAD segment-data) before listing it
+                 read_objects=[*object_arns(bucket_arn, (RAW_PREFIX, APP_PREFIX)),
+                               *(f"{bucket_arn}/{prefix.rstrip('/')}" for prefix in (DATA_PREFIX, STAGE_PREFIX))],
+                 write_objects=object_arns(bucket_arn, (DATA_PREFIX, STAGE_PREFIX, LOGS_PREFIX)),
+                 glue_resources=glue_arns(arn_parts, self.databases),
+                 default_database_resources=glue_arns(arn_parts, ["default"])[:2]),
         )
         # AmazonEMRServicePolicy_v2 may pass only roles named EMR_EC2_DefaultRole.
         self.emr_service_pass_role_policy = self._attach(
@@ -80,30 +109,29 @@ class DataLakeRoles(Construct):
             "emr-service-pass-role", {"instance_role_arn": self.emr_instance_role.arn},
         )
 
-        self.emr_autoscaling_role = self._role("EmrAutoscalingRole", "SegmentEMRAutoscalingRole", "autoscaling-trust",
-                                               arn_parts, "Used by EMR to resize the data lake cluster")
-        self.emr_autoscaling_policy = self._attach(
-            self.emr_autoscaling_role, "EmrAutoscalingPolicy", "SegmentEMRAutoscalingPolicy",
-            "autoscaling-permissions", arn_parts,
-        )
+        self.vendor_role = self.vendor_policy = None
+        if props.vendor_role:
+            self.vendor_role = self._role(
+                "VendorRole", "SegmentDataLakeRole", "vendor-trust",
+                {"vendor_principals": list(props.vendor_principals), "external_ids": list(props.external_ids)},
+                "Assumed by Segment, with your workspace id as external id, to run syncs",
+            )
+            self.vendor_policy = self._attach(
+                self.vendor_role, "VendorPolicy", "SegmentDataLakePolicy", "vendor-permissions",
+                dict(arn_parts, bucket_arn=bucket_arn, glue_resources=glue_arns(arn_parts, self.databases),
+                     write_objects=object_arns(bucket_arn, (DATA_PREFIX, STAGE_PREFIX)),
+                     **self.pass_role_values()))
 
-        self.vendor_role = self._role(
-            "VendorRole", "SegmentDataLakeRole", "vendor-trust",
-            {"vendor_principals": list(props.vendor_principals), "external_ids": list(props.external_ids)},
-            "Assumed by Segment, with your workspace id as external id, to run syncs",
-        )
-        self.vendor_policy = self._attach(
-            self.vendor_role, "VendorPolicy", "SegmentDataLakePolicy", "vendor-permissions",
-            dict(arn_parts, bucket_arn=bucket_arn, emr_role_arns=[
-                self.emr_service_role.arn, self.emr_instance_role.arn, self.emr_autoscaling_role.arn]),
-        )
+    def pass_role_values(self) -> dict[str, str]:
+        """The roles a cluster is started with, for a policy's PassRole statements: each may go to its service only."""
+        return {"service_role_arn": self.emr_service_role.arn, "instance_role_arn": self.emr_instance_role.arn}
 
     def grant_key_use(self, id: str, key_arn: str) -> IamPolicy:
         """Lets the nodes and the vendor role decrypt and generate data keys with ``key_arn`` (the
         cluster's key, or the bucket's default key): without it they cannot read or write the lake."""
         policy = IamPolicy(self, f"{id}Policy", name=f"SegmentDataLake{id}Policy{self.props.name_suffix}",
                            policy=policy_documents.render_json("key-use", key_arn=key_arn), tags=self._tags)
-        for role in (self.emr_instance_role, self.vendor_role):
+        for role in filter(None, (self.emr_instance_role, self.vendor_role)):
             self.attachments.append(IamRolePolicyAttachment(self, f"{id}-{role.node.id}", role=role.name,
                                                             policy_arn=policy.arn))
         return policy

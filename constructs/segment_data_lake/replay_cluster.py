@@ -75,7 +75,6 @@ class ClusterIdentity:
     """What a cluster of the lake runs as and in: role names and security pieces (Terraform tokens)."""
 
     service_role: str
-    autoscaling_role: str
     instance_profile: str
     security_configuration: str
     master_security_group: str
@@ -124,7 +123,6 @@ def run_job_flow_request(cluster: EmrClusterProps, replay: ReplayClusterProps, i
         "Configurations": merge_configurations(default_configurations(), cluster.extra_configurations),
         "ServiceRole": identity.service_role,
         "JobFlowRole": identity.instance_profile,
-        "AutoScalingRole": identity.autoscaling_role,
         "SecurityConfiguration": identity.security_configuration,
         "ScaleDownBehavior": "TERMINATE_AT_TASK_COMPLETION",
         "StepConcurrencyLevel": 1,
@@ -167,7 +165,7 @@ class ReplayCluster(Construct):
         self.props = props = props.resolved(cluster.props)
         security = cluster.security
         identity = ClusterIdentity(
-            service_role=roles.emr_service_role.name, autoscaling_role=roles.emr_autoscaling_role.name,
+            service_role=roles.emr_service_role.name,
             instance_profile=roles.emr_instance_profile.name,
             security_configuration=security.security_configuration.name,
             master_security_group=security.master_security_group.id,
@@ -190,7 +188,7 @@ class ReplayCluster(Construct):
         document = policy_documents.render(
             "replay-launcher-permissions", bucket_arn=bucket_arn, template_prefix=contract.REPLAY_TEMPLATES_PREFIX,
             partition=account.partition, region=account.region, account_id=account.account_id,
-            role_arns=[roles.emr_service_role.arn, roles.emr_instance_role.arn, roles.emr_autoscaling_role.arn])
+            **roles.pass_role_values())
         if bucket_kms_key_arn:  # the template is encrypted with the bucket's key
             document["Statement"].append({"Sid": "ReadTheTemplateWithTheBucketKey", "Effect": "Allow",
                                           "Action": "kms:Decrypt", "Resource": bucket_kms_key_arn})

@@ -15,6 +15,7 @@ from .aws import (
     IamRolePolicyAttachment,
     SchedulerSchedule,
     SchedulerScheduleFlexibleTimeWindow,
+    SchedulerScheduleGroup,
     SchedulerScheduleTarget,
     SchedulerScheduleTargetRetryPolicy,
 )
@@ -88,10 +89,11 @@ class SyncSchedulesProps:
 
 
 class SyncSchedules(Construct):
-    """One schedule per source and the role the schedules use, which may only
-    add steps to this cluster.
+    """One schedule per source, in a schedule group of the lake's own, and the role the schedules use: only
+    Scheduler may assume it, for a schedule of that group (``aws:SourceArn``), and it may only add steps to this
+    cluster (and decrypt with the schedules' key, if they have one).
 
-    Attributes: ``role``, ``policy``, ``schedules`` (dict source id to ``SchedulerSchedule``).
+    Attributes: ``group``, ``role``, ``policy``, ``schedules`` (dict source id to ``SchedulerSchedule``).
     ``workspace_id`` (the Segment workspace) is passed to every sync, which copies it into its reports.
     """
 
@@ -102,22 +104,30 @@ class SyncSchedules(Construct):
         account = AwsAccount.of(self, account)
         role_tags = with_vendor_tag(props.tags)
         name_suffix = props.name_suffix
+        # Scheduler names the group as the source of its role's use: a group of the lake's own keeps every
+        # other schedule of the account from using the role.
+        self.group = SchedulerScheduleGroup(self, "Group", name=f"segment-lake{name_suffix}", tags=role_tags)
         self.role = IamRole(
             self, "Role", name=f"SegmentDataLakeSchedulerRole{name_suffix}",
             description="Used by EventBridge Scheduler to submit data lake sync steps",
-            assume_role_policy=policy_documents.render_json("scheduler-trust", account_id=account.account_id),
+            assume_role_policy=policy_documents.render_json("scheduler-trust", account_id=account.account_id,
+                                                            schedule_group_arn=self.group.arn),
             tags=role_tags,
         )
+        document = policy_documents.render("scheduler-permissions", cluster_arn=cluster_arn)
+        if props.kms_key_arn:  # Scheduler decrypts a schedule's target with its key, as the role
+            document["Statement"].append({"Sid": "DecryptTheSchedulesWithTheirKey", "Effect": "Allow",
+                                          "Action": "kms:Decrypt", "Resource": props.kms_key_arn})
         self.policy = IamPolicy(self, "Policy", name=f"SegmentDataLakeSchedulerPolicy{name_suffix}",
-                                policy=policy_documents.render_json("scheduler-permissions", cluster_arn=cluster_arn),
-                                tags=role_tags)
-        IamRolePolicyAttachment(self, "PolicyAttachment", role=self.role.name, policy_arn=self.policy.arn)
+                                policy=json.dumps(document, indent=2), tags=role_tags)
+        attachment = IamRolePolicyAttachment(self, "PolicyAttachment", role=self.role.name, policy_arn=self.policy.arn)
         self.schedules: dict[str, SchedulerSchedule] = {}
         for source in props.sources:
             self.schedules[source.source_id] = SchedulerSchedule(
                 self, f"Sync-{source.source_id}",
                 name=f"segment-lake-{source.slug}{name_suffix}"[:64],
                 description=f"Sync Segment source {source.slug} into the data lake",
+                group_name=self.group.name,
                 schedule_expression=props.schedule_expression,
                 flexible_time_window=SchedulerScheduleFlexibleTimeWindow(mode="OFF"),
                 kms_key_arn=props.kms_key_arn,
@@ -130,5 +140,7 @@ class SyncSchedules(Construct):
                     retry_policy=SchedulerScheduleTargetRetryPolicy(
                         maximum_retry_attempts=2, maximum_event_age_in_seconds=3600),
                 ),
+                # a schedule that fires before its role may add steps loses that run
+                depends_on=[attachment],
             )
             mark(self.schedules[source.source_id], "sync_schedule")

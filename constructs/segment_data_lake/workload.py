@@ -14,10 +14,11 @@ from pathlib import Path
 from cdktf import AssetType, TerraformAsset, TerraformResourceLifecycle
 from constructs import Construct
 
+from segment_lake.contract import APP_PREFIX
+
 from . import validation
 from .aws import S3Object
 
-APP_PREFIX = "segment-lake-app"
 BUNDLE_NAME = "segment-lake-app.zip"
 STEP_SCRIPT = "run-sync.sh"
 # What a bundle must hold: the step, what spark-submit runs, and the sync itself.
@@ -91,7 +92,7 @@ class WorkloadDelivery(Construct):
         self.props = props
         bundle = Path(props.bundle_path)
         self.asset = TerraformAsset(self, "Bundle", path=str(bundle), type=AssetType.FILE)
-        prefix = f"{APP_PREFIX}/{release_id(bundle)}"
+        prefix = f"{APP_PREFIX}{release_id(bundle)}"
         self.bundle_object = S3Object(self, "BundleObject", bucket=props.bucket_name, key=f"{prefix}/{BUNDLE_NAME}",
                                       source=self.asset.path, content_type="application/zip",
                                       lifecycle=_NEW_RELEASE_FIRST)

@@ -334,7 +334,10 @@ def _lake_session(args: argparse.Namespace, name: str, source_id: str | None = N
     from .session import build_session
     from .settings import SyncSettings
 
-    settings = SyncSettings(source_id=source_id or args.source_id, input_uri=args.lake, lake_uri=args.lake)
+    # these commands read no catalog: the settings only check the lake's URI and the source id
+    on_s3 = args.lake.startswith(("s3://", "s3a://"))
+    settings = SyncSettings(source_id=source_id or args.source_id, input_uri=args.lake, lake_uri=args.lake,
+                            catalog="glue" if on_s3 else "local")
     local_lake = _local_path(settings.lake_uri)
     if local_lake is not None and not os.path.isdir(local_lake):
         raise InvalidSettings(f"no lake at {args.lake!r}: pass the --lake the syncs write to")

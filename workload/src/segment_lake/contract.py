@@ -59,10 +59,19 @@ def join_prefix(prefix: str) -> str:
     return prefix if not prefix or prefix.endswith("_") else prefix + "_"
 
 
+# The lake bucket's top-level prefixes. Each role's S3 policy is written from these (who may write
+# where), so a prefix is named here once for the sync, the constructs and the checks.
+DATA_PREFIX = "segment-data/"  # tables, reports and the sync's state: the sync writes
+STAGE_PREFIX = "segment-stage/"  # a run's files before they are published: the sync writes, a rule expires
+RAW_PREFIX = "segment-logs/"  # the raw events Segment's S3 destination writes: the sync only reads
+LOGS_PREFIX = "logs/"  # EMR's logs, pushed by the nodes
+APP_PREFIX = "segment-lake-app/"  # the sync app's releases: written by terraform only, run by every step
 # Where the constructs put each replay cluster's template (``<prefix><cluster name>.json`` in the lake
 # bucket): the EMR RunJobFlow request of the cluster and each source's replay step, without the window,
-# which `segment-lake replay-on-emr` fills in.
+# which `segment-lake replay-on-emr` fills in. Written by terraform only.
 REPLAY_TEMPLATES_PREFIX = "segment-lake-replay/"
+# The Glue database of the sync reports, shared by every source (Segment's name).
+REPORTS_DATABASE = "__segment_datalake"
 REPLAY_TEMPLATE_FORMAT = 1
 
 # Compaction's defaults: Segment advises files of about 256 MB for Athena and Spark, and a partition a day old

@@ -23,7 +23,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import urlparse
 
+from .contract import DATA_PREFIX, STAGE_PREFIX
 from .storage import join
+
+DATA, STAGE = DATA_PREFIX.rstrip("/"), STAGE_PREFIX.rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -34,21 +37,21 @@ class LakeLayout:
     @property
     def tables(self) -> str:
         """The folder of every table of the source."""
-        return join(self.lake, "segment-data", "data", self.source_id)
+        return join(self.lake, DATA, "data", self.source_id)
 
     def table(self, segment_type: str) -> str:
         return join(self.tables, f"segment_type={segment_type}")
 
     @property
     def discards(self) -> str:
-        return join(self.lake, "segment-data", "discards", self.source_id)
+        return join(self.lake, DATA, "discards", self.source_id)
 
     def discards_of_run(self, run_id: str) -> str:
         return join(self.discards, f"run_id={run_id}")
 
     @property
     def rejected(self) -> str:
-        return join(self.lake, "segment-data", "rejected", self.source_id)
+        return join(self.lake, DATA, "rejected", self.source_id)
 
     def rejected_of_run(self, run_id: str) -> str:
         return join(self.rejected, f"run_id={run_id}")
@@ -59,20 +62,20 @@ class LakeLayout:
 
     @property
     def reports(self) -> str:
-        return join(self.lake, "segment-data", "reports")
+        return join(self.lake, DATA, "reports")
 
     def deletion_report(self, deletion_id: str) -> str:
-        return join(self.lake, "segment-data", "deletions", self.source_id, f"{deletion_id}.json")
+        return join(self.lake, DATA, "deletions", self.source_id, f"{deletion_id}.json")
 
     def compaction_report(self, compaction_id: str) -> str:
-        return join(self.lake, "segment-data", "compactions", self.source_id, f"{compaction_id}.json")
+        return join(self.lake, DATA, "compactions", self.source_id, f"{compaction_id}.json")
 
     @property
     def state(self) -> str:
-        return join(self.lake, "segment-data", "state", self.source_id)
+        return join(self.lake, DATA, "state", self.source_id)
 
     def stage(self, run_id: str) -> str:
-        return join(self.lake, "segment-stage", self.source_id, run_id)
+        return join(self.lake, STAGE, self.source_id, run_id)
 
 
 def report_day(start_time: datetime) -> str:
@@ -82,4 +85,4 @@ def report_day(start_time: datetime) -> str:
 
 def metastore_dir(lake_uri: str) -> str:
     """The embedded catalog's local folder, inside a local lake."""
-    return os.path.join(urlparse(lake_uri).path, "segment-data", "metastore")
+    return os.path.join(urlparse(lake_uri).path, DATA, "metastore")

@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from .catalog import Catalog, TableChange
+from .contract import REPORTS_DATABASE
 from .layout import LakeLayout, report_day
 from .report import REPORT_COLUMNS, REPORT_KEYS
 
-REPORTS_DATABASE = "__segment_datalake"
 REPORTS_TABLE = "sync_reports"
 
 
