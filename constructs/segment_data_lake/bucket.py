@@ -94,13 +94,16 @@ class DataLakeBucket(Construct):
     """The lake bucket and its lifecycle rules.
 
     Attributes: ``bucket_name``, ``bucket_arn`` (``arn:<partition>:s3:::<name>``),
-    ``bucket`` (the ``S3Bucket`` when created, else ``None``), ``lifecycle``.
+    ``bucket`` (the ``S3Bucket`` when created, else ``None``), ``policy`` (its ``S3BucketPolicy`` when created, else
+    ``None``: a service that checks the bucket's policy when it is configured, such as a VPC flow log delivering to
+    the bucket, should depend on it), ``lifecycle``.
     """
 
     def __init__(self, scope: Construct, id: str, *, props: DataLakeBucketProps, partition: str) -> None:
         super().__init__(scope, id)
         self.props = props
         self.bucket: S3Bucket | None = None
+        self.policy: S3BucketPolicy | None = None
         if props.create_bucket:
             self.bucket = self._create(props)
             self.bucket_name = self.bucket.bucket
@@ -161,4 +164,4 @@ class DataLakeBucket(Construct):
                            versioning_configuration=S3BucketVersioningVersioningConfiguration(status="Enabled"))
         document = policy_documents.render("bucket-tls-only", bucket_arn=self.bucket_arn)
         document["Statement"] += [dict(statement) for statement in props.extra_policy_statements]
-        S3BucketPolicy(self, "TlsOnly", bucket=bucket, policy=json.dumps(document, indent=2))
+        self.policy = S3BucketPolicy(self, "TlsOnly", bucket=bucket, policy=json.dumps(document, indent=2))

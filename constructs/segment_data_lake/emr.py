@@ -101,7 +101,9 @@ class EmrClusterProps:
     :param key_name: EC2 key pair for SSH to the nodes (none by default).
     :param additional_master_security_group_ids: extra security groups for the master node.
     :param additional_core_task_security_group_ids: extra security groups for core and task nodes.
-    :param termination_protection: protect the cluster from termination.
+    :param termination_protection: protect the cluster from termination. EMR refuses to terminate a protected
+        cluster, so ``terraform destroy`` (or a change that replaces the cluster) fails on it: set it to False and
+        apply first.
     :param in_transit_certificate_s3_uri: S3 URI of a zip of PEM certificates; turns on
         TLS between nodes.
     :param cluster_kms_key_arn: KMS key encrypting local disks and the cluster's S3 writes

@@ -122,9 +122,10 @@ class CompleteStack(TerraformStack):
                 minimum_units=2, maximum_units=20, maximum_on_demand_units=4, maximum_core_units=2)),
             tags={"team": "data", "env": "prod"},
         ))
-        # after the bucket (a reference, so Terraform orders them) and its policy, which grants the delivery
+        # after the bucket (a reference) and its policy, which grants the delivery: AWS checks that policy when the
+        # flow log is created, and adds statements of its own to a policy that lacks them
         FlowLog(self, "FlowLog", vpc_id=self.network.vpc.id, traffic_type="ALL", log_destination_type="s3",
-                log_destination=f"{self.lake.bucket.bucket_arn}/{FLOW_LOG_PREFIX}")
+                log_destination=f"{self.lake.bucket.bucket_arn}/{FLOW_LOG_PREFIX}", depends_on=[self.lake.bucket.policy])
 
 
 def build(app: App) -> TerraformStack:
