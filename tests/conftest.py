@@ -31,6 +31,8 @@ APPS = {
     "staging-and-prod": REPO / "examples" / "staging_and_prod" / "main.py",
     # main.py again, where Segment runs the syncs (the only stack with a vendor role)
     "segment-runs": REPO / "main.py",
+    # main.py again, governed by Lake Formation
+    "lake-formation": REPO / "main.py",
 }
 
 
@@ -55,6 +57,8 @@ def synthesized(tmp_path_factory) -> Synthesized:
             module.DataLakeStack(app, name, {})
         elif name == "segment-runs":
             module.DataLakeStack(app, name, {"SEGMENT_LAKE_SYNC_RUNNER": "segment"})
+        elif name == "lake-formation":
+            module.DataLakeStack(app, name, {"SEGMENT_LAKE_LAKE_FORMATION": "1"})
         else:
             module.build(app)
     app.synth()

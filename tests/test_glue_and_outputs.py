@@ -1,5 +1,11 @@
 """Glue databases, Lake Formation grants and the outputs a user copies into Segment."""
+import json
+
+import cdktf
+from cdktf import App, TerraformStack
 from stack_helpers import resources
+
+from segment_data_lake import GlueCatalog, GlueCatalogProps, SegmentSource
 
 # segment_vendor_role_arn only where Segment runs the syncs
 SETTINGS_OUTPUTS = {"aws_region", "emr_cluster_id", "glue_catalog_id", "s3_bucket", "glue_database_names",
@@ -12,22 +18,53 @@ def test_databases_are_optional(lake, synthesized):
     shared = resources(synthesized.stacks["shared-database"], "aws_glue_catalog_database")
     assert [d["name"] for d in shared.values()] == ["acme"]
     complete = resources(synthesized.stacks["complete"], "aws_glue_catalog_database")
-    assert sorted(d["name"] for d in complete.values()) == ["acme_backend", "acme_web"]
+    # with Lake Formation, the reports' database too: its grants need it
+    assert sorted(d["name"] for d in complete.values()) == ["__segment_datalake", "acme_backend", "acme_web"]
 
 
-def test_lake_formation_grants_go_to_role_arns(synthesized):
-    grants = list(resources(synthesized.stacks["complete"], "aws_lakeformation_permissions").values())
+def test_lake_formation_grants_only_what_each_role_uses(synthesized):
+    """complete: the EMR instance role runs the sync; no vendor role (Segment runs nothing), no readers."""
+    stack = synthesized.stacks["complete"]
+    grants = list(resources(stack, "aws_lakeformation_permissions").values())
     principals = {g["principal"] for g in grants}
-    assert all(p.startswith("${aws_iam_role.") and p.endswith(".arn}") for p in principals)
-    assert len(principals) == 1  # the EMR instance role (Segment runs nothing here, so no vendor role)
-    on_catalog = [g for g in grants if g.get("catalog_resource")]
-    assert {tuple(g["permissions"]) for g in on_catalog} == {("CREATE_DATABASE",)}
-    on_databases = {(g["principal"], g["database"]["name"]) for g in grants if "database" in g}
-    assert on_databases == {(p, db) for p in principals for db in ("acme_web", "acme_backend")}
-    on_tables = [g for g in grants if "table" in g]
-    assert all(g["table"]["wildcard"] is True and g["permissions"] == ["ALL"] for g in on_tables)
-    assert len(on_tables) == 2
+    assert len(principals) == 1 and all(p.startswith("${aws_iam_role.") and p.endswith(".arn}") for p in principals)
+    assert not any(g.get("catalog_resource") or "ALL" in g["permissions"] for g in grants)
+    databases = ("acme_web", "acme_backend", "__segment_datalake")
+    on_databases = {g["database"]["name"]: g["permissions"] for g in grants if "database" in g}
+    assert on_databases == dict.fromkeys(databases, ["CREATE_TABLE", "DESCRIBE"])
+    on_tables = {g["table"]["database_name"]: g["permissions"] for g in grants if "table" in g}
+    assert on_tables == dict.fromkeys(databases, ["ALTER", "DESCRIBE"])
+    assert all(g["table"]["wildcard"] is True for g in grants if "table" in g)
+    # tables point into the registered bucket: creating one needs DATA_LOCATION_ACCESS, granted after the registration
+    [location] = [g for g in grants if "data_location" in g]
+    [registered] = resources(stack, "aws_lakeformation_resource").values()
+    assert location["permissions"] == ["DATA_LOCATION_ACCESS"] and location["data_location"]["arn"] == registered["arn"]
+    assert registered["arn"].startswith("${aws_s3_bucket.") and registered["hybrid_access_enabled"] is True
+    assert any(d.startswith("aws_lakeformation_resource.") for d in location["depends_on"])
+    # each grant on a database waits for the database
+    names = {key: database["name"] for key, database in resources(stack, "aws_glue_catalog_database").items()}
+    assert sorted(names.values()) == sorted(databases)
+    for grant in grants:
+        name = grant.get("database", {}).get("name") or grant.get("table", {}).get("database_name")
+        if name:
+            assert [f"aws_glue_catalog_database.{key}" for key, value in names.items() if value == name] == grant["depends_on"]
     assert resources(synthesized.stacks["segment-data-lake"], "aws_lakeformation_permissions") == {}
+
+
+def test_lake_formation_readers_may_describe_and_select(synthesized):
+    stack = TerraformStack(App(), "readers")
+    analyst = "arn:aws:iam::123456789012:role/analyst"
+    catalog = GlueCatalog(stack, "Glue", bucket_arn="arn:aws:s3:::lake", props=GlueCatalogProps(
+        sources=[SegmentSource(source_id="a1", slug="web")], create_glue_databases=True, lake_formation=True,
+        lake_formation_role_arns=[analyst], register_bucket=False, create_reports_database=False))
+    synthesized_readers = json.loads(cdktf.Testing.synth(stack))
+    grants = list(resources(synthesized_readers, "aws_lakeformation_permissions").values())
+    assert {(g["principal"], tuple(g["permissions"]), "table" in g) for g in grants} == {
+        (analyst, ("DESCRIBE",), False), (analyst, ("DESCRIBE", "SELECT"), True)}
+    assert {g["database"]["name"] if "database" in g else g["table"]["database_name"] for g in grants} == {
+        "web", "__segment_datalake"}
+    assert resources(synthesized_readers, "aws_lakeformation_resource") == {}
+    assert catalog.location is None and set(catalog.databases) == {"web"}
 
 
 def test_several_lakes_in_a_stack_keep_all_their_outputs(synthesized):

@@ -16,7 +16,8 @@ from aws_calls import REGION, botocore_calls, s3_request_calls
 from fault_proxy import FaultProxy
 from iam_evaluator import Request, allowed
 from lake_events import write_run1, write_run2
-from role_policies import permissions
+from role_policies import permissions, role_id
+from stack_helpers import resources
 
 from segment_lake import cli
 
@@ -118,6 +119,51 @@ def test_every_command_the_nodes_run_is_granted_and_every_grant_is_used_or_expla
     # the recorded calls reach nothing outside the lake bucket, and Glue only through its catalog
     assert {r.split(":::", 1)[1].split("/", 1)[0] for _, calls in recorded_commands
             for a, r in calls if a.startswith("s3:")} == {BUCKET}
+
+
+# The Lake Formation permission each Glue call of the sync needs (Lake Formation's permissions reference), on the
+# database or on the table it names; CreateDatabase is not the sync's under Lake Formation: the stack creates them.
+LAKE_FORMATION_NEEDS = {
+    "glue:GetDatabase": "database DESCRIBE", "glue:CreateTable": "database CREATE_TABLE",
+    **dict.fromkeys(["glue:GetTables", "glue:GetTable", "glue:GetPartitions", "glue:GetPartition",
+                     "glue:BatchGetPartition"], "table DESCRIBE"),
+    **dict.fromkeys(["glue:UpdateTable", "glue:CreatePartition", "glue:BatchCreatePartition", "glue:UpdatePartition",
+                     "glue:BatchUpdatePartition"], "table ALTER"),
+}
+
+
+def test_every_glue_call_the_nodes_make_is_granted_by_lake_formation(synthesized, recorded_commands):
+    """The same calls, judged against the Lake Formation grants of main.py's stack governed by Lake Formation."""
+    stack = synthesized.stacks["lake-formation"]
+    principal = f"${{aws_iam_role.{role_id(stack, NODE_ROLE)}.arn}}"
+    grants = [g for g in resources(stack, "aws_lakeformation_permissions").values() if g["principal"] == principal]
+    held = {("database", g["database"]["name"], p) for g in grants if "database" in g for p in g["permissions"]}
+    held |= {("table", g["table"]["database_name"], p) for g in grants if g.get("table", {}).get("wildcard")
+             for p in g["permissions"]}
+    created = {database["name"] for database in resources(stack, "aws_glue_catalog_database").values()}
+    registered = [r["arn"] for r in resources(stack, "aws_lakeformation_resource").values()]
+    needed = set()
+    for _, calls in recorded_commands:
+        for action, resource in calls:
+            if not action.startswith("glue:"):
+                continue
+            assert action in LAKE_FORMATION_NEEDS or action == "glue:CreateDatabase", f"{action}: which permission?"
+            level, permission = LAKE_FORMATION_NEEDS.get(action, "database CREATE").split()
+            if f":{level}/" not in resource:  # each call is recorded on the catalog, its database and its table
+                continue
+            database = resource.split(f":{level}/", 1)[1].split("/", 1)[0]
+            if action == "glue:CreateDatabase":
+                assert database in created, f"the sync would create {database}, which Lake Formation cannot grant on"
+            else:
+                needed.add((level, database, permission))
+            if action == "glue:CreateTable":
+                needed.add(("location", "bucket", "DATA_LOCATION_ACCESS"))
+    assert {("database", "web_app", "CREATE_TABLE"), ("table", "__segment_datalake", "ALTER")} <= needed
+    locations = [g for g in grants if "data_location" in g]
+    if locations and [g["data_location"]["arn"] for g in locations] == registered:
+        held.add(("location", "bucket", "DATA_LOCATION_ACCESS"))
+    assert not needed - held, f"Lake Formation grants the node role none of {sorted(needed - held)}"
+    assert not {permission for _, _, permission in held} & {"ALL", "DROP"}, "granted more than the sync uses"
 
 
 def test_nothing_secret_is_printed_or_reported(tmp_path, aws_endpoint, s3a):

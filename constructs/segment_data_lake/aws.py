@@ -33,8 +33,10 @@ from cdktf_cdktf_provider_aws.kms_key import KmsKey
 from cdktf_cdktf_provider_aws.lakeformation_permissions import (
     LakeformationPermissions,
     LakeformationPermissionsDatabase,
+    LakeformationPermissionsDataLocation,
     LakeformationPermissionsTable,
 )
+from cdktf_cdktf_provider_aws.lakeformation_resource import LakeformationResource
 from cdktf_cdktf_provider_aws.provider import AwsProvider
 from cdktf_cdktf_provider_aws.route_table import RouteTable
 from cdktf_cdktf_provider_aws.route_table_association import RouteTableAssociation

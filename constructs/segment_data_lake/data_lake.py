@@ -38,11 +38,17 @@ class SegmentDataLakeProps:
     :param schedule_expression: how often each source syncs (``rate(2 hours)``: 12 a day).
     :param create_glue_databases: create each source's Glue database here rather
         than letting the first sync create it.
-    :param lake_formation: grant Lake Formation permissions on the databases to the
-        EMR instance role and the vendor role, plus ``lake_formation_role_arns``; needs
-        ``create_glue_databases`` (a grant needs its database), and the deploying principal
-        must be a Lake Formation administrator.
-    :param lake_formation_role_arns: more IAM role ARNs to grant.
+    :param lake_formation: govern the lake with Lake Formation: register the bucket (hybrid access mode),
+        create the sync reports' database, and grant the roles that run the sync (the EMR instance role, the
+        vendor role) what it uses: ``DATA_LOCATION_ACCESS`` on the bucket, ``CREATE_TABLE`` and ``DESCRIBE``
+        on the lake's databases, ``ALTER`` and ``DESCRIBE`` on their tables (and ``DROP``, the vendor role);
+        needs ``create_glue_databases``, and the deploying principal must be a Lake Formation administrator.
+    :param lake_formation_role_arns: IAM role ARNs that read the lake: ``DESCRIBE`` on its databases,
+        ``SELECT`` and ``DESCRIBE`` on their tables.
+    :param lake_formation_register_bucket: with ``lake_formation``, register the bucket with Lake Formation;
+        False when it is registered already.
+    :param create_reports_database: with ``lake_formation``, create ``__segment_datalake`` (one per account:
+        False for a second lake in the account, or where it exists).
     :param schedule_kms_key_arn: KMS key encrypting the schedules (AWS-owned key by default).
     :param workspace_id: the Segment workspace whose sources these are, passed to every sync for its
         reports and trusted by the S3 destination role (default: the external id, when ``access`` has
@@ -66,6 +72,8 @@ class SegmentDataLakeProps:
     create_glue_databases: bool = False
     lake_formation: bool = False
     lake_formation_role_arns: Sequence[str] = ()
+    lake_formation_register_bucket: bool = True
+    create_reports_database: bool = True
     schedule_kms_key_arn: str | None = None
     workspace_id: str | None = None
     sync_runner: str = "self"
@@ -96,7 +104,7 @@ class SegmentDataLakeProps:
         validate_sources(self.sources)
         validation.tags(self.tags)
         self.schedule_props()
-        self.catalog_props(self.lake_formation_role_arns)
+        self.catalog_props()
 
     @property
     def workspace(self) -> str:
@@ -108,9 +116,11 @@ class SegmentDataLakeProps:
                                   workspace_id=self.workspace, name_suffix=self.access.name_suffix,
                                   kms_key_arn=self.schedule_kms_key_arn, tags=self.tags)
 
-    def catalog_props(self, lake_formation_grantees: Sequence[str]) -> GlueCatalogProps:
+    def catalog_props(self) -> GlueCatalogProps:
         return GlueCatalogProps(sources=self.sources, create_glue_databases=self.create_glue_databases,
-                                lake_formation=self.lake_formation, lake_formation_role_arns=lake_formation_grantees)
+                                lake_formation=self.lake_formation, lake_formation_role_arns=self.lake_formation_role_arns,
+                                register_bucket=self.lake_formation_register_bucket,
+                                create_reports_database=self.create_reports_database)
 
 
 class SegmentDataLake(Construct):
@@ -162,10 +172,12 @@ class SegmentDataLake(Construct):
                     workload=self.workload, sources=props.sources, bucket_name=self.bucket.bucket_name,
                     bucket_arn=self.bucket.bucket_arn, workspace_id=props.workspace,
                     bucket_kms_key_arn=props.bucket.kms_key_arn, account=self.account)
-        grantees = [role.arn for role in (self.roles.emr_instance_role, self.roles.vendor_role) if role]
-        grantees += props.lake_formation_role_arns
-        self.catalog = GlueCatalog(self, "Glue", props=props.catalog_props(grantees if props.lake_formation else []),
+        self.catalog = GlueCatalog(self, "Glue", props=props.catalog_props(), bucket_arn=self.bucket.bucket_arn,
                                    account=self.account)
+        if props.lake_formation:
+            self.catalog.grant_sync(self.roles.emr_instance_role.arn)
+            if self.roles.vendor_role:
+                self.catalog.grant_sync(self.roles.vendor_role.arn, drop_tables=True)
         self.outputs = self._outputs()
 
     def _outputs(self) -> dict[str, TerraformOutput]:
