@@ -270,10 +270,10 @@ def test_glue_adds_only_missing_partitions_in_batches(glue_client):
     original = glue_client.batch_create_partition
     glue_client.batch_create_partition = lambda **kw: calls.append(len(kw["PartitionInputList"])) or original(**kw)
     try:
-        assert catalog.add_partitions("batches", change) == 264
+        assert catalog.add_partitions("batches", change, change.columns) == 264
         assert calls == [100, 100, 64]
         more = TableChange("t", change.columns, change.keys, (*partitions, ("2024-02-01", "00")), change.location)
-        assert catalog.add_partitions("batches", more) == 1
+        assert catalog.add_partitions("batches", more, change.columns) == 1
         assert calls == [100, 100, 64, 1]
         added = glue_client.get_partition(DatabaseName="batches", TableName="t", PartitionValues=["2024-02-01", "00"])
         assert added["Partition"]["StorageDescriptor"]["Location"] == (
@@ -282,8 +282,23 @@ def test_glue_adds_only_missing_partitions_in_batches(glue_client):
         glue_client.batch_create_partition = original
     table = glue_client.get_table(DatabaseName="batches", Name="t")["Table"]
     assert table["StorageDescriptor"]["Location"] == "s3://b/segment-data/data/s/segment_type=t"
-    catalog.add_columns("batches", "t", [("b", "string")])
+    # a run that adds a column to a partition that exists gives that partition the table's column list (Hive reads
+    # a partition through its own); partitions it did not write keep theirs, their files lack the column
+    catalog.register("batches", [TableChange("t", (("a", "bigint"), ("b", "string")), change.keys,
+                                             (("2024-01-01", "00"),), change.location)])
     assert catalog.tables_columns("batches", ["t", "u"]) == {"t": [("a", "bigint"), ("b", "string")], "u": None}
+
+    def columns(*values):
+        partition = glue_client.get_partition(DatabaseName="batches", TableName="t", PartitionValues=list(values))
+        return [(c["Name"], c["Type"]) for c in partition["Partition"]["StorageDescriptor"]["Columns"]]
+
+    assert columns("2024-01-01", "00") == [("a", "bigint"), ("b", "string")]
+    assert columns("2024-01-01", "01") == [("a", "bigint")]
+    # a compaction's switch of location gives the partition the table's columns too
+    catalog.set_partition_locations("batches", "t", change.keys, {("2024-01-01", "01"): "s3a://b/merged/x"})
+    assert columns("2024-01-01", "01") == [("a", "bigint"), ("b", "string")]
+    assert glue_client.get_partition(DatabaseName="batches", TableName="t", PartitionValues=["2024-01-01", "01"])[
+        "Partition"]["StorageDescriptor"]["Location"] == "s3://b/merged/x"
 
 
 def test_a_denied_catalog_call_is_reported_as_insufficient_permissions(spark, tmp_path):

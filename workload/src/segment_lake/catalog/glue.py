@@ -61,12 +61,15 @@ class GlueCatalog:
             columns = existing[change.table]
             if columns is None and not self.create_table(database, change):  # another sync created it meanwhile
                 columns = self.tables_columns(database, [change.table])[change.table]
-            if columns is not None:
+            if columns is None:
+                columns = list(change.columns)
+            else:
                 known = {name for name, _ in columns}
                 appended = [(n, t) for n, t in change.columns if n not in known]
                 if appended:
                     self.add_columns(database, change.table, appended)
-            self.add_partitions(database, change)
+                columns = [*columns, *appended]
+            self.add_partitions(database, change, columns)
 
     def partition_locations(self, database, table):
         return {tuple(p["Values"]): p["StorageDescriptor"]["Location"]
@@ -75,23 +78,31 @@ class GlueCatalog:
                 for p in page["Partitions"]}
 
     def set_partition_locations(self, database, table, keys, locations):
+        """Each partition at its new location, with the table's column list (as ``add_partitions`` keeps it)."""
+        columns = self.glue.get_table(DatabaseName=database, Name=table, **self._catalog)["Table"]["StorageDescriptor"]["Columns"]
         wanted = [list(values) for values in locations]
         for start in range(0, len(wanted), UPDATE_BATCH):
             chunk = wanted[start:start + UPDATE_BATCH]
             found = self.glue.batch_get_partition(DatabaseName=database, TableName=table, **self._catalog,
                                                   PartitionsToGet=[{"Values": values} for values in chunk])
+            if len(found.get("Partitions", [])) != len(chunk):
+                raise RuntimeError(f"Glue has {len(found.get('Partitions', []))} of {len(chunk)} partitions of "
+                                   f"{database}.{table} to point elsewhere: they were removed meanwhile")
+            self._update_partitions(database, table, [
+                (p, {"Location": glue_location(locations[tuple(p["Values"])]), "Columns": columns})
+                for p in found["Partitions"]])
+
+    def _update_partitions(self, database, table, updates: list[tuple[dict, dict]]):
+        """Applies each (partition as Glue returned it, its storage descriptor's changed keys), in batches."""
+        for start in range(0, len(updates), UPDATE_BATCH):
             entries = [{"PartitionValueList": p["Values"], "PartitionInput": {
-                "Values": p["Values"], "StorageDescriptor": {
-                    **p["StorageDescriptor"], "Location": glue_location(locations[tuple(p["Values"])])}}}
-                for p in found.get("Partitions", [])]
-            if len(entries) != len(chunk):
-                raise RuntimeError(f"Glue has {len(entries)} of {len(chunk)} partitions of {database}.{table} to point "
-                                   f"elsewhere: they were removed meanwhile")
+                "Values": p["Values"], "StorageDescriptor": {**p["StorageDescriptor"], **changed}}}
+                for p, changed in updates[start:start + UPDATE_BATCH]]
             result = self.glue.batch_update_partition(DatabaseName=database, TableName=table, Entries=entries,
                                                       **self._catalog)
             if result.get("Errors"):
                 detail = result["Errors"][0]["ErrorDetail"]
-                raise RuntimeError(f"Glue refused to move partitions of {database}.{table}: {detail.get('ErrorCode')}: "
+                raise RuntimeError(f"Glue refused to update partitions of {database}.{table}: {detail.get('ErrorCode')}: "
                                    f"{detail.get('ErrorMessage')}")
 
     def partitions(self, database, table):
@@ -143,15 +154,22 @@ class GlueCatalog:
         table_input["StorageDescriptor"] = descriptor
         self.glue.update_table(DatabaseName=database, TableInput=table_input, SkipArchive=True, **self._catalog)
 
-    def add_partitions(self, database, change: TableChange):
+    def add_partitions(self, database, change: TableChange, columns: list[tuple[str, str]]):
+        """Creates the partitions the table lacks, and gives those it has the table's ``columns``: Hive's SerDe
+        reads a partition through its own column list, and would read a column a later run added to its files as
+        NULL (Athena maps columns by name and is not affected)."""
         table = change.table
         wanted = [list(values) for values in change.partitions]
-        existing = set()
+        existing = {}
         for start in range(0, len(wanted), GET_BATCH):
             chunk = [{"Values": values} for values in wanted[start:start + GET_BATCH]]
             found = self.glue.batch_get_partition(DatabaseName=database, TableName=table,
                                                   PartitionsToGet=chunk, **self._catalog)
-            existing.update(tuple(p["Values"]) for p in found.get("Partitions", []))
+            existing.update((tuple(p["Values"]), p) for p in found.get("Partitions", []))
+        listed = [{"Name": name, "Type": kind} for name, kind in columns]
+        stale = [p for p in existing.values()
+                 if [(c["Name"], c["Type"]) for c in p["StorageDescriptor"].get("Columns", [])] != list(map(tuple, columns))]
+        self._update_partitions(database, table, [(p, {"Columns": listed}) for p in stale])
         missing = [index for index, values in enumerate(wanted) if tuple(values) not in existing]
         if not missing:
             return

@@ -52,10 +52,8 @@ class LocalCatalog:
         return found
 
     def set_partition_locations(self, database, table, keys, locations):
-        name = f"`{database.replace('`', '``')}`.`{table.replace('`', '``')}`"
-        for values, location in locations.items():
-            spec = ", ".join(f"`{key}` = {_literal(value)}" for key, value in zip(keys, values, strict=True))
-            self.spark.sql(f"ALTER TABLE {name} PARTITION ({spec}) SET LOCATION {_literal(location)}")
+        self._tables().setPartitionLocations(self.spark._jsparkSession, database, table, json.dumps(
+            [[list(values), location] for values, location in locations.items()]))
 
     def register(self, database, changes: list[TableChange]):
         self._tables().register(self.spark._jsparkSession, database, json.dumps([
@@ -69,6 +67,3 @@ def _strings(seq) -> list[str]:
         values.append(iterator.next())
     return values
 
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"

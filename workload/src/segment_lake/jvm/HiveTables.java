@@ -91,7 +91,10 @@ public class HiveTables {
             } else {
                 StructType data = table.dataSchema();
                 StructType appended = withColumns(data, (List) change.get("columns"));
-                if (appended.size() > data.size()) catalog.alterTableDataSchema(id, appended);
+                if (appended.size() > data.size()) {
+                    catalog.alterTableDataSchema(id, appended);
+                    table = external.getTable(database, name);  // its partitions take the new column list
+                }
             }
             StorageDescriptor format = HiveClientImpl.toHiveTable(table, Option.empty()).getTTable().getSd();
             List values = (List) change.get("partitions");
@@ -109,13 +112,31 @@ public class HiveTables {
             }
             if (!added.isEmpty()) partitions.add(added);
         }
+        // A partition this run wrote that existed already takes the table's column list: Hive's SerDe (and Spark
+        // with convertMetastoreParquet=false) reads a partition through its own list, and would read a column a
+        // later run added to its files as NULL.
         // Straight to the metastore client, in the Hive state Spark's own calls set up: through the session
         // catalog, every table's partitions also cost a database check and two reads of the table.
         client.withHiveState(new AbstractFunction0() {
             public Object apply() {
                 try {
                     for (int i = 0; i < partitions.size(); i++) {
-                        Hive.get().getMSC().add_partitions((List) partitions.get(i), true, false);  // the missing ones
+                        List wanted = (List) partitions.get(i);
+                        List added = Hive.get().getMSC().add_partitions(wanted, true, true);  // the missing ones
+                        Set fresh = new HashSet();
+                        for (int p = 0; p < added.size(); p++) fresh.add(((Partition) added.get(p)).getValues());
+                        List stale = new ArrayList();
+                        for (int p = 0; p < wanted.size(); p++) {
+                            Partition want = (Partition) wanted.get(p);
+                            if (fresh.contains(want.getValues())) continue;
+                            Partition held = Hive.get().getMSC().getPartition(database, want.getTableName(), want.getValues());
+                            if (held.getSd().getCols().equals(want.getSd().getCols())) continue;
+                            held.getSd().setCols(want.getSd().getCols());
+                            stale.add(held);
+                        }
+                        if (!stale.isEmpty()) {
+                            Hive.get().getMSC().alter_partitions(database, ((Partition) wanted.get(0)).getTableName(), stale);
+                        }
                     }
                 } catch (Exception error) {
                     throw new RuntimeException(error);
@@ -126,6 +147,35 @@ public class HiveTables {
         for (int i = 0; i < names.size(); i++) {  // a query in this session sees the new columns and partitions
             catalog.invalidateCachedTable(new TableIdentifier((String) names.get(i), Option.apply(database)));
         }
+    }
+
+    /** Points each partition of ``locationsJson`` ([[values, location], ...]) at its location, with the table's
+     *  column list, in one metastore call. */
+    public static void setPartitionLocations(SparkSession spark, final String database, final String name,
+                                             String locationsJson) throws Exception {
+        final List locations = (List) JSON.readValue(locationsJson, List.class);
+        HiveExternalCatalog external = (HiveExternalCatalog) spark.sharedState().externalCatalog().unwrapped();
+        final List columns = HiveClientImpl.toHiveTable(external.getTable(database, name), Option.empty())
+            .getTTable().getSd().getCols();
+        ((HiveClientImpl) external.client()).withHiveState(new AbstractFunction0() {
+            public Object apply() {
+                try {
+                    List moved = new ArrayList();
+                    for (int i = 0; i < locations.size(); i++) {
+                        List entry = (List) locations.get(i);
+                        Partition held = Hive.get().getMSC().getPartition(database, name, (List) entry.get(0));
+                        held.getSd().setLocation(CatalogUtils.URIToString(CatalogUtils.stringToURI((String) entry.get(1))));
+                        held.getSd().setCols(columns);
+                        moved.add(held);
+                    }
+                    if (!moved.isEmpty()) Hive.get().getMSC().alter_partitions(database, name, moved);
+                } catch (Exception error) {
+                    throw new RuntimeException(error);
+                }
+                return null;
+            }
+        });
+        spark.sessionState().catalog().invalidateCachedTable(new TableIdentifier(name, Option.apply(database)));
     }
 
     /** The tables among ``names`` that exist in ``database``, by name, read in one metastore call. */
