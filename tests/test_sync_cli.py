@@ -287,3 +287,25 @@ def test_a_catalog_left_half_created_by_a_killed_run_does_not_block_the_source(t
     assert (half / "service.properties").is_file()
     tables = run("sql", "--lake", "lake", "show tables in src1", cwd=tmp_path).stdout
     assert "src1\ttrack_order_completed\tfalse" in tables
+
+
+def test_a_cluster_shuffles_into_a_few_tasks_per_core_not_sparks_200():
+    from segment_lake.session import cluster_shuffle_partitions
+
+    assert cluster_shuffle_partitions({}, 2) == 8  # nothing registered yet: at least 8
+    assert cluster_shuffle_partitions({"spark.executor.cores": "4", "spark.executor.instances": "5"}, 2) == 80
+    dynamic = {"spark.executor.cores": "4", "spark.dynamicAllocation.enabled": "true"}
+    assert cluster_shuffle_partitions({**dynamic, "spark.dynamicAllocation.maxExecutors": "6"}, 8) == 96
+    # EMR's default: dynamic allocation without a bound; the cores registered when the session starts
+    assert cluster_shuffle_partitions({**dynamic, "spark.dynamicAllocation.maxExecutors": "2147483647"}, 16) == 64
+    assert cluster_shuffle_partitions(dynamic, 16) == 64
+
+
+def test_a_command_stops_the_spark_it_started(tmp_path):
+    """In a process of its own, as a step runs it: the session ends with the command, not at the interpreter's exit."""
+    script = ("import sys\nfrom segment_lake import cli, session\ncode = cli.main(sys.argv[1:])\n"
+              "from pyspark import SparkContext\nprint(code, SparkContext._active_spark_context is None, session._STARTED)\n")
+    write_run1(tmp_path / "input", "src1")
+    finished = subprocess.run([sys.executable, "-c", script, "sync", "--source-id", "src1", "--input", "input",
+                               "--lake", "lake"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert finished.stdout.splitlines()[-1] == "0 True []", finished.stderr[-2000:]

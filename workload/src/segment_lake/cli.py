@@ -478,3 +478,6 @@ def main(argv: list[str] | None = None) -> int:
         code, message = classify(error)
         print(f"segment-lake: error ({code}): {message}", file=sys.stderr)
         return 1
+    finally:
+        if "segment_lake.session" in sys.modules:  # only a command that started Spark imported it
+            sys.modules["segment_lake.session"].stop_started_sessions()

@@ -131,9 +131,48 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
         java_options.append(f'"-Dderby.system.home={store}"')  # quoted: a path may hold spaces
     if java_options:
         builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
+    from pyspark import SparkContext
+
+    starting = SparkContext._active_spark_context is None
     spark = builder.getOrCreate()
+    if starting:
+        _STARTED.append(spark)
     spark.sparkContext.setLogLevel(os.environ.get("SEGMENT_LAKE_LOG_LEVEL", "WARN" if verbose else "ERROR"))
+    if _under_spark_submit() and not spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
+        conf = dict(spark.sparkContext.getConf().getAll())
+        chosen = os.environ.get("SEGMENT_LAKE_SHUFFLE_PARTITIONS") or cluster_shuffle_partitions(
+            conf, spark.sparkContext.defaultParallelism)
+        spark.conf.set("spark.sql.shuffle.partitions", str(chosen))
     return spark
+
+
+_STARTED: list[SparkSession] = []
+# dynamic allocation's maxExecutors when not set (Int.MaxValue): no bound
+_UNBOUNDED_EXECUTORS = 100_000
+
+
+def cluster_shuffle_partitions(conf: dict[str, str], registered_cores: int) -> int:
+    """Spark's tasks per shuffle on a cluster: four per core, at least 8, rather than Spark's fixed 200 (each
+    write task of a run leaves a landed-index file that every later dedup reads). The cores are the executors'
+    (``spark.executor.cores`` times ``spark.executor.instances``, else dynamic allocation's ``maxExecutors`` when
+    bounded), or those registered when the session starts, whichever is more."""
+    per_executor = int(conf.get("spark.executor.cores", "1"))
+    executors = int(conf.get("spark.executor.instances", "0"))
+    if not executors and conf.get("spark.dynamicAllocation.enabled") == "true":
+        executors = int(conf.get("spark.dynamicAllocation.maxExecutors", str(_UNBOUNDED_EXECUTORS)))
+        executors = 0 if executors >= _UNBOUNDED_EXECUTORS else executors
+    return max(8, 4 * max(registered_cores, per_executor * executors))
+
+
+def stop_started_sessions() -> None:
+    """Stops the sessions ``build_session`` started, not one it found running (a notebook's, a test's): the
+    executors and, under spark-submit, the application end with the command, not at the JVM's exit."""
+    while _STARTED:
+        spark = _STARTED.pop()
+        try:
+            spark.stop()
+        except Exception:  # noqa: BLE001 - a JVM that died with the command (its error is already reported)
+            pass
 
 
 def _set_aside_half_created(database: str) -> None:
