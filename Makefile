@@ -85,7 +85,7 @@ sync-demo: setup
 	gzip $(DEMO)/input/segment-logs/$(DEMO_SOURCE)/1704240000000/events-0002.json
 	$(LAKE) sync --source-id $(DEMO_SOURCE) --source-slug demo-web --input $(DEMO)/input/segment-logs/$(DEMO_SOURCE) --lake $(DEMO)/lake
 	$(LAKE) sync --source-id $(DEMO_SOURCE) --source-slug demo-web --input $(DEMO)/input/segment-logs/$(DEMO_SOURCE) --lake $(DEMO)/lake
-	@echo "--- report of the first run"; ls -tr $(DEMO)/lake/segment-data/reports/day=*/source=$(DEMO_SOURCE)/run_id=*/report.json | head -1 | xargs cat
+	@echo "--- report of the first run"; ls -tr $(DEMO)/lake/segment-data/reports/source_id=$(DEMO_SOURCE)/day=*/run_id=*/report.json | head -1 | xargs cat
 	@echo "--- orders per day"; $(LAKE) sql --lake $(DEMO)/lake "select day, count(*) as orders, sum(properties_revenue) as revenue from demo_web.track_order_completed group by day order by day"
 	@echo "--- tables"; $(LAKE) sql --lake $(DEMO)/lake "show tables in demo_web"
 	@echo "--- sync history"; $(LAKE) history --lake $(DEMO)/lake

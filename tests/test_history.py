@@ -2,10 +2,13 @@
 share of finished syncs over 30 days, and the chart."""
 from datetime import UTC, datetime, timedelta
 
+from segment_lake.catalog.local import LocalCatalog
+from segment_lake.contract import REPORTS_DATABASE
 from segment_lake.history import SyncSummary, plot_history, read_history, render_table, success_share
 from segment_lake.layout import LakeLayout
 from segment_lake.report import RunResult, TableResult, render
 from segment_lake.storage import LakeStorage
+from segment_lake.sync_reports import REPORTS_TABLE, move_old_reports, register_reports
 
 NOW = datetime(2024, 3, 1, 12, tzinfo=UTC)
 
@@ -60,3 +63,39 @@ def test_the_plot_draws_every_source(tmp_path):
     plot_history(runs, str(tmp_path / "history.png"))
     image = (tmp_path / "history.png").read_bytes()
     assert image[:8] == b"\x89PNG\r\n\x1a\n" and len(image) > 10_000
+
+
+def test_msck_repair_rebuilds_the_reports_table_from_its_folders(spark, tmp_path):
+    """The folders are named and ordered as the table's keys: a dropped (or new) table gets every report back."""
+    storage, lake, catalog = LakeStorage(spark), f"file://{tmp_path}", LocalCatalog(spark)
+    table = f"{REPORTS_DATABASE}.{REPORTS_TABLE}"
+    spark.sql(f"DROP TABLE IF EXISTS {table}")  # the test session's metastore is shared: start from none
+    try:
+        runs = [_write_report(storage, lake, source, NOW - timedelta(days=days))
+                for source, days in (("s1", 3), ("s1", 1), ("s2", 1))]
+        for run in runs:
+            register_reports(catalog, LakeLayout(lake, run.source_id), run.run_id, run.start_time)
+        registered = catalog.partitions(REPORTS_DATABASE, REPORTS_TABLE)
+        assert len(registered) == 3
+        spark.sql(f"DROP TABLE {table}")  # external: the reports stay
+        register_reports(catalog, LakeLayout(lake, "s2"), runs[2].run_id, runs[2].start_time)  # the next sync
+        assert len(catalog.partitions(REPORTS_DATABASE, REPORTS_TABLE)) == 1
+        spark.sql(f"MSCK REPAIR TABLE {table}")
+        assert catalog.partitions(REPORTS_DATABASE, REPORTS_TABLE) == registered
+        assert spark.sql(f"select count(*) from {table} where type = 'source'").first()[0] == 3
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+
+
+def test_move_reports_files_older_reports_as_the_tables_keys(spark, tmp_path):
+    storage, lake = LakeStorage(spark), f"file://{tmp_path}"
+    reports = LakeLayout(lake, "s1").reports
+    run = _write_report(storage, lake, "s1", NOW)
+    old = f"{reports}/day=2024-02-01/source=s0/run_id=20240201T000000Z-0000/report.json"
+    storage.write_text(old, storage.read_text(LakeLayout(lake, "s1").report(run.run_id, NOW)).replace("s1", "s0"))
+    assert move_old_reports(storage, reports) == 1
+    assert sorted(path.name for path in (tmp_path / "segment-data" / "reports").iterdir()) == ["source_id=s0",
+                                                                                               "source_id=s1"]
+    assert storage.exists(f"{reports}/source_id=s0/day=2024-02-01/run_id=20240201T000000Z-0000/report.json")
+    assert [s.source_id for s in read_history(spark, storage, reports)] == ["s0", "s1"]
+    assert move_old_reports(storage, reports) == 0

@@ -16,7 +16,7 @@ def run(*args, cwd=None):
 
 
 @pytest.mark.parametrize("command", [[], ["sync"], ["generate"], ["sql"], ["state"], ["history"], ["delete-users"],
-                                     ["replay"], ["replay-on-emr"]])
+                                     ["replay"], ["replay-on-emr"], ["move-reports"]])
 def test_every_subcommand_has_help(command):
     result = run(*command, "--help")
     assert result.returncode == 0
@@ -87,7 +87,7 @@ def test_local_default_end_to_end(tmp_path):
     # where to look next, named by the summary
     run_id = re.search(r"run_id=(\S+)/report.json", first.stdout).group(1)
     assert first.stdout.splitlines()[1:] == [
-        f"  report: {tmp_path}/lake/segment-data/reports/day={run_id[:4]}-{run_id[4:6]}-{run_id[6:8]}/source=src1/"
+        f"  report: {tmp_path}/lake/segment-data/reports/source_id=src1/day={run_id[:4]}-{run_id[4:6]}-{run_id[6:8]}/"
         f"run_id={run_id}/report.json",
         f"  rejected lines: {tmp_path}/lake/segment-data/rejected/src1/run_id={run_id}/",
         f"  duplicates: web_app.segment_duplicates where run_id = '{run_id}'",

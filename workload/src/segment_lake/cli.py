@@ -123,6 +123,15 @@ def parser() -> argparse.ArgumentParser:
     history.add_argument("--plot", metavar="FILE.png", help="also draw rows and duration per sync over time into FILE.png")
     history.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
 
+    move = commands.add_parser(
+        "move-reports", help="once: file a lake's older sync reports by source, as the sync_reports table's keys",
+        description="Move the sync reports written before they were filed as the table's partition keys, from "
+                    "reports/day=<day>/source=<source>/run_id=<run>/ to reports/source_id=<source>/day=<day>/run_id=<run>/. "
+                    "Then drop the sync_reports table (external: its files stay), let a sync recreate it, and run "
+                    "MSCK REPAIR TABLE __segment_datalake.sync_reports to bring the older reports back.")
+    move.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
+    move.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
+
     sql = commands.add_parser("sql", help="run a Spark SQL query against a local lake's catalog",
                               description="Run one Spark SQL statement against the embedded catalog of a local lake.")
     sql.add_argument("--lake", required=True, help="local lake root")
@@ -390,6 +399,17 @@ def run_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_move_reports(args: argparse.Namespace) -> int:
+    from .layout import LakeLayout
+    from .storage import LakeStorage
+    from .sync_reports import move_old_reports
+
+    spark, settings = _lake_session(args, "segment-lake move-reports", source_id="move-reports")
+    moved = move_old_reports(LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id).reports)
+    print(f"moved {moved} report{'' if moved == 1 else 's'} to reports/source_id=.../day=.../run_id=.../")
+    return 0
+
+
 def run_compact(args: argparse.Namespace) -> int:
     from .catalog.glue import GlueCatalog
     from .catalog.local import LocalCatalog
@@ -473,7 +493,8 @@ def main(argv: list[str] | None = None) -> int:
         return {"sync": run_sync, "generate": run_generate, "sql": run_sql, "state": run_state,
                 "history": run_history, "suppress": run_suppress,
                 "delete-users": run_delete_users, "replay": run_sync,
-                "replay-on-emr": run_replay_on_emr, "compact": run_compact}[args.command](args)
+                "replay-on-emr": run_replay_on_emr, "compact": run_compact,
+                "move-reports": run_move_reports}[args.command](args)
     except Exception as error:  # one line naming what failed; the report has the rest
         code, message = classify(error)
         print(f"segment-lake: error ({code}): {message}", file=sys.stderr)

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from .layout import report_folder
 from .report import REPORT_COLUMNS
 from .storage import LakeStorage, join
 
@@ -42,7 +43,7 @@ def read_history(spark: SparkSession, storage: LakeStorage, reports_uri: str,
     """Every run's summary, oldest first (of one source, or of all)."""
     if not storage.exists(reports_uri):
         return []
-    pattern = join(reports_uri, "day=*", f"source={source_id or '*'}", "run_id=*", "report.json")
+    pattern = join(report_folder(reports_uri, source_id or "*", "*", "*"), "report.json")
     schema = ", ".join(f"`{name}` {kind}" for name, kind in (*REPORT_COLUMNS, ("source_id", "string"),
                                                              ("run_id", "string")))
     from pyspark.errors import AnalysisException

@@ -3,7 +3,7 @@
     segment-data/data/<source>/segment_type=<type>/<date partition>/part-<run>-<n>.snappy.parquet
     segment-data/discards/<source>/run_id=<run>/          values the sync could not keep
     segment-data/rejected/<source>/run_id=<run>/          lines that are not events
-    segment-data/reports/day=<day>/source=<source>/run_id=<run>/report.json
+    segment-data/reports/source_id=<source>/day=<day>/run_id=<run>/report.json
     segment-data/deletions/<source>/<deletion>.json       what each user deletion removed
     segment-data/compactions/<source>/<compaction>.json   what each compaction merged
     segment-data/state/<source>/pending.json, processed/run_id=<run>.json (merged-<compaction>.json once
@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import urlparse
@@ -57,8 +58,7 @@ class LakeLayout:
         return join(self.rejected, f"run_id={run_id}")
 
     def report(self, run_id: str, start_time: datetime) -> str:
-        return join(self.reports, f"day={report_day(start_time)}", f"source={self.source_id}", f"run_id={run_id}",
-                    "report.json")
+        return join(report_folder(self.reports, self.source_id, report_day(start_time), run_id), "report.json")
 
     @property
     def reports(self) -> str:
@@ -76,6 +76,18 @@ class LakeLayout:
 
     def stage(self, run_id: str) -> str:
         return join(self.lake, STAGE, self.source_id, run_id)
+
+
+# A report's folders, named and ordered as the sync_reports table's partition keys, so that MSCK REPAIR TABLE (or
+# Glue's crawler) rebuilds the table from the folders.
+REPORT_KEYS = ("source_id", "day", "run_id")
+# Before: Segment's own layout, whose folder names and order the table's keys cannot follow (segment-lake move-reports)
+OLD_REPORT = re.compile(r"/day=([^/]+)/source=([^/]+)/run_id=([^/]+)/report\.json$")
+
+
+def report_folder(reports_uri: str, source_id: str, day: str, run_id: str) -> str:
+    """The folder of a run's report (``*`` globs a part)."""
+    return join(reports_uri, *(f"{key}={value}" for key, value in zip(REPORT_KEYS, (source_id, day, run_id), strict=True)))
 
 
 def report_day(start_time: datetime) -> str:

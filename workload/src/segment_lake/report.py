@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-# The columns of the sync_reports table (Hive types): Segment's, then this project's counts. Its partition keys name
-# the folders a report is written in (LakeLayout.report), so they are not data columns: source_id and day, as
+# The columns of the sync_reports table (Hive types): Segment's, then this project's counts. Its partition keys
+# (layout.REPORT_KEYS) name the folders a report is written in, so they are not data columns: source_id and day, as
 # Segment's, and run_id, so that each report is a partition's only file (Spark reads no deeper than a partition's
 # folder).
 REPORT_COLUMNS = (
@@ -18,7 +18,6 @@ REPORT_COLUMNS = (
     ("replay_from", "string"), ("replay_to", "string"), ("emr_cluster_id", "string"), ("s3_bucket", "string"),
     ("read_count", "bigint"), ("duplicate_count", "bigint"), ("rejected_count", "bigint"),
     ("discarded_value_count", "bigint"), ("suppressed_count", "bigint"))
-REPORT_KEYS = ("source_id", "day", "run_id")
 
 
 @dataclass
