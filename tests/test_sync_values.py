@@ -132,6 +132,8 @@ def test_a_repeated_key_keeps_its_first_place_and_its_last_value(spark):
     ('{"type":"track","messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}', "track without event"),
     ('{"type":"track","event":"!!","messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}',
      "track event name '!!' has no letters or digits"),
+    ('{"type":"track","event":"%s","messageId":"m","receivedAt":"2024-01-01T00:00:00Z"}' % ("Long Name" * 22),
+     "track event name longer than 199 characters once slugged (its table would pass Glue's limit of 255)"),
     ('{"type":"identify","receivedAt":"2024-01-01T00:00:00Z"}', "no messageId"),
     ('{"type":"identify","messageId":"","receivedAt":"2024-01-01T00:00:00Z"}', "no messageId"),
     ('{"type":"identify","messageId":"m"}', "no parseable receivedAt"),

@@ -27,6 +27,9 @@ import java.time.ZoneOffset;
 
 public class ParseEvent {
     static final int MAX_COLUMN_NAME = 250;
+    // A track event's table, "<prefix>track_<name>", stays within Glue's 255 characters with a table prefix of up
+    // to 50 (contract.TABLE_PREFIX).
+    static final int MAX_EVENT_NAME = 199;
     static final int DECIMAL_INTEGER_DIGITS = 32;  // decimal(38,6) keeps 32 digits before the point
     public static final long NO_TIME = Long.MIN_VALUE;
     static final String[] SEGMENT_TYPES = {"track", "identify", "page", "screen", "group", "alias"};
@@ -87,6 +90,10 @@ public class ParseEvent {
             }
             String table = slug(name.textValue());
             if (table.length() == 0) return Parsed.rejected("track event name " + repr(name.textValue()) + " has no letters or digits");
+            if (table.length() > MAX_EVENT_NAME) {
+                return Parsed.rejected("track event name longer than " + MAX_EVENT_NAME + " characters once slugged (its "
+                                       + "table would pass Glue's limit of 255)");
+            }
             segmentType = "track_" + table;
         }
         JsonNode id = event.get("messageId");
