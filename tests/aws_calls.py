@@ -70,3 +70,26 @@ def s3_request_calls(request: dict) -> list[tuple[str, str]]:
     copied = headers.get("x-amz-copy-source")
     source = [("s3:GetObject", "arn:aws:s3:::" + unquote(copied).lstrip("/"))] if copied else []
     return [("s3:PutObject", object_arn), *source]  # PUT, POST ?uploads
+
+
+def run_job_flow_authorizations(request: dict, bucket: str, template_key: str, profile_roles: dict[str, str]):
+    """What IAM authorizes for ``segment-lake replay-on-emr`` sending ``request`` (RunJobFlow's parameters) after
+    reading its template: the template listed and read, RunJobFlow and the tags it sets (aws:RequestTag/...), and
+    each role passed to the service that receives it: the service role to EMR, the role of the instance profile
+    (``profile_roles``: profile name -> role name) to EC2, an autoscaling role to Application Auto Scaling."""
+    from iam_evaluator import Request
+
+    tags = {f"aws:RequestTag/{tag['Key']}": tag["Value"] for tag in request.get("Tags", [])}
+    tags["aws:TagKeys"] = [tag["Key"] for tag in request.get("Tags", [])]
+    role = f"arn:aws:iam::{ACCOUNT}:role/"
+    passed = [(request["ServiceRole"], "elasticmapreduce.amazonaws.com"),
+              (profile_roles[request["JobFlowRole"]], "ec2.amazonaws.com")]
+    if request.get("AutoScalingRole"):
+        passed.append((request["AutoScalingRole"], "application-autoscaling.amazonaws.com"))
+    return [
+        Request("s3:ListBucket", f"arn:aws:s3:::{bucket}", {"s3:prefix": template_key.rsplit("/", 1)[0] + "/"}),
+        Request("s3:GetObject", f"arn:aws:s3:::{bucket}/{template_key}"),
+        Request("elasticmapreduce:RunJobFlow", "*", tags),
+        Request("elasticmapreduce:AddTags", f"arn:aws:elasticmapreduce:{REGION}:{ACCOUNT}:cluster/j-REPLAY", tags),
+        *(Request("iam:PassRole", role + name, {"iam:PassedToService": service}) for name, service in passed),
+    ]

@@ -1,7 +1,9 @@
 """The roles: trust, permissions, names, tags; what each may do judged by an IAM policy evaluator."""
+import json
+
 from aws_calls import ACCOUNT, REGION
 from iam_evaluator import Request, allowed
-from role_policies import permissions, trust
+from role_policies import permissions, resolve, trust
 from stack_helpers import as_list, named, policy, resources, statement
 
 SEGMENT_ROLE = "arn:aws:iam::595280932656:role/segment-datalakes-production-access"
@@ -125,8 +127,14 @@ def test_the_scheduler_role_serves_only_the_lakes_schedule_group(lake):
         assert schedule["group_name"].startswith("${aws_scheduler_schedule_group.")
         assert any("PolicyAttachment" in d for d in schedule["depends_on"])
     assert group_resource["name"] == "segment-lake"
-    assert allowed(permissions(lake, "SegmentDataLakeSchedulerRole"),
-                   Request("elasticmapreduce:AddJobFlowSteps", CLUSTER))
+    # each schedule's call, as its target sends it: AddJobFlowSteps on the cluster its input names
+    documents = permissions(lake, "SegmentDataLakeSchedulerRole")
+    for schedule in resources(lake, "aws_scheduler_schedule").values():
+        target = schedule["target"]
+        assert resolve(lake, target["arn"]) == "arn:aws:scheduler:::aws-sdk:emr:addJobFlowSteps"
+        cluster_id = resolve(lake, json.loads(target["input"])["JobFlowId"])
+        call = Request("elasticmapreduce:AddJobFlowSteps", f"arn:aws:elasticmapreduce:{REGION}:{ACCOUNT}:cluster/{cluster_id}")
+        assert call.resource == CLUSTER and allowed(documents, call)
 
 
 def test_the_vendor_role_exists_only_where_segment_runs_the_syncs(synthesized):

@@ -7,10 +7,10 @@ import re
 from datetime import date
 
 import pytest
-from aws_calls import ACCOUNT
+from aws_calls import ACCOUNT, run_job_flow_authorizations
 from iam_evaluator import Request, allowed
 from role_policies import policy_document
-from stack_helpers import named, only, policy, resolve, statement
+from stack_helpers import named, only, policy, resolve, resources, statement
 
 from segment_lake.cli import main
 from segment_lake.contract import REPLAY_TEMPLATES_PREFIX
@@ -138,8 +138,22 @@ def test_replay_on_emr_starts_the_cluster_and_names_it(synthesized, aws_endpoint
     assert main(command) == 1
     assert "s3://replay-lake/ has replay clusters lake-replay, other: pass --cluster-name" in capsys.readouterr().err
     assert main([*command, "--cluster-name", "other", "--dry-run"]) == 0
-    assert json.loads(capsys.readouterr().out)["Steps"][0]["HadoopJarStep"]["Args"][-1] == "2024-01-03"
+    sent = json.loads(capsys.readouterr().out)  # the request, as the command sends it
+    assert sent["Steps"][0]["HadoopJarStep"]["Args"][-1] == "2024-01-03"
     assert len(emr.list_clusters()["Clusters"]) == 1
+
+    # every call the command makes, as IAM authorizes it, is allowed to the launcher policy, and no more
+    stack = synthesized.stacks["complete"]
+    launcher = [policy_document(stack, "SegmentDataLakeReplayLauncherPolicy-complete")]
+    profiles = {p["name"]: resolve(stack, p["role"]) for p in resources(stack, "aws_iam_instance_profile").values()}
+    bucket = resolve(stack, stack["output"]["s3_bucket"]["value"])  # the lake's, where its templates are
+    needed = run_job_flow_authorizations(sent, bucket, f"{REPLAY_TEMPLATES_PREFIX}other.json", profiles)
+    assert not sent.get("AutoScalingRole") and len(needed) == 6
+    refused = [request for request in needed if not allowed(launcher, request)]
+    assert not refused, refused
+    untagged = {**sent, "Tags": [t for t in sent["Tags"] if t["Key"] != "vendor"]}
+    run_untagged = run_job_flow_authorizations(untagged, bucket, "x/other.json", profiles)[2]
+    assert not allowed(launcher, run_untagged)
 
 
 @pytest.mark.parametrize("lake, expected", [
