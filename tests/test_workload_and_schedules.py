@@ -144,7 +144,8 @@ def test_every_step_names_the_workspace_for_its_reports(synthesized):
         for schedule in resources(stack, "aws_scheduler_schedule").values():
             args = json.loads(schedule["target"]["input"])["Steps"][0]["HadoopJarStep"]["Args"]
             settings = dict(zip(args[6::2], args[7::2], strict=True))
-            expected = {"segment-data-lake": "my-workspace-id", "complete": "acmeworkspace123",
+            expected = {"segment-data-lake": "my-workspace-id", "lake-formation": "my-workspace-id",
+                        "complete": "acmeworkspace123",
                         "existing-bucket": "acmeworkspace123", "shared-database": "acmeworkspace123"}.get(
                 name, "acmeprodworkspace" if "prod" in schedule["name"] else "acmestagingworkspace")
             assert settings.get("--workspace-id") == expected, (name, schedule["name"])

@@ -313,6 +313,7 @@ def run_delete_users(args: argparse.Namespace) -> int:
     from .errors import InvalidSettings
     from .layout import LakeLayout
     from .progress import count
+    from .state import require_known_source
     from .storage import LakeStorage, shown
     from .sync import source_lock
 
@@ -323,6 +324,7 @@ def run_delete_users(args: argparse.Namespace) -> int:
         raise InvalidSettings("an empty --user-id or --anonymous-id matches no event: pass the id")
     spark, settings = _lake_session(args, "segment-lake delete-users")
     storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
+    require_known_source(storage, layout)
     lock = source_lock(spark, layout)
     lock.run_id = "delete-users"  # named to a sync refused meanwhile
     with lock.held():
@@ -333,6 +335,9 @@ def run_delete_users(args: argparse.Namespace) -> int:
           f"{count(len(report['tables']), 'table')} ({count(report['files_rewritten'], 'file')} rewritten, "
           f"{report['files_removed']} removed), with {count(report['discarded_values_deleted'], 'discarded value')} and "
           f"{count(report['duplicates_deleted'], 'recorded duplicate')}; the ids are suppressed")
+    examined = report["examined"]
+    print(f"  searched: {count(examined['rows'], 'row')} in {count(examined['files'], 'file')} of "
+          f"{count(examined['tables'], 'table')}")
     print(f"  report: {shown(layout.deletion_report(report['deletion_id']))}")
     return 0
 
@@ -489,6 +494,8 @@ def _local_path(uri: str) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    session = sys.modules.get("segment_lake.session")  # imported only by commands that start Spark
+    started = session.started_sessions() if session else 0
     try:
         return {"sync": run_sync, "generate": run_generate, "sql": run_sql, "state": run_state,
                 "history": run_history, "suppress": run_suppress,
@@ -500,5 +507,5 @@ def main(argv: list[str] | None = None) -> int:
         print(f"segment-lake: error ({code}): {message}", file=sys.stderr)
         return 1
     finally:
-        if "segment_lake.session" in sys.modules:  # only a command that started Spark imported it
-            sys.modules["segment_lake.session"].stop_started_sessions()
+        if "segment_lake.session" in sys.modules:
+            sys.modules["segment_lake.session"].stop_started_sessions(since=started)

@@ -164,10 +164,16 @@ def cluster_shuffle_partitions(conf: dict[str, str], registered_cores: int) -> i
     return max(8, 4 * max(registered_cores, per_executor * executors))
 
 
-def stop_started_sessions() -> None:
-    """Stops the sessions ``build_session`` started, not one it found running (a notebook's, a test's): the
-    executors and, under spark-submit, the application end with the command, not at the JVM's exit."""
-    while _STARTED:
+def started_sessions() -> int:
+    """How many sessions ``build_session`` has started so far: a mark for ``stop_started_sessions``."""
+    return len(_STARTED)
+
+
+def stop_started_sessions(since: int = 0) -> None:
+    """Stops the sessions ``build_session`` started after the mark ``since``, not one it found running (a
+    notebook's, a test's) or started before: the executors and, under spark-submit, the application end with the
+    command, not at the JVM's exit."""
+    while len(_STARTED) > since:
         spark = _STARTED.pop()
         try:
             spark.stop()
