@@ -163,7 +163,14 @@ def test_database_defaults_to_the_slug_of_the_source_id(spark, tmp_path):
     deleted = run("delete-users", "--source-id", "Src9", "--lake", "my lake, 1", "--user-id", "u1", cwd=tmp_path)
     assert deleted.returncode == 0, deleted.stderr[-2000:]
     assert deleted.stdout.startswith("deleted 3 rows of 1 id from 3 tables ("), deleted.stdout
-    assert deleted.stdout.splitlines()[1].startswith(f"  report: {tmp_path}/my lake, 1/segment-data/deletions/Src9/")
+    assert deleted.stdout.splitlines()[1].startswith("  searched: ") and " files of 7 tables" in deleted.stdout
+    assert deleted.stdout.splitlines()[2].startswith(f"  report: {tmp_path}/my lake, 1/segment-data/deletions/Src9/")
+    # a source the lake does not have: refused, nothing suppressed
+    mistyped = run("delete-users", "--source-id", "Scr9", "--lake", "my lake, 1", "--user-id", "u1", cwd=tmp_path)
+    assert mistyped.returncode == 1 and mistyped.stderr.strip() == (
+        "segment-lake: error (invalid_settings): the lake has no source 'Scr9' (it has Src9): pass the --source-id its "
+        "syncs use"), mistyped.stderr
+    assert not (tmp_path / "my lake, 1/segment-data/state/Scr9").exists()
     identify = spark.read.parquet(f"{tmp_path}/my lake, 1/segment-data/data/Src9/segment_type=identify")
     assert identify.count() > 0 and identify.where("user_id = 'u1'").count() == 0
     # compacting with the syncs' naming options: one file per partition is left alone; the state is merged

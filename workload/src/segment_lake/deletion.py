@@ -64,6 +64,8 @@ class Journal:
     user_ids: tuple[str, ...]
     anonymous_ids: tuple[str, ...]
     rewrites: tuple[Rewrite, ...] = field(default=())
+    # what the search looked at (tables, files, rows), so that "0 deleted" is visibly an answer
+    examined: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -72,7 +74,8 @@ class Journal:
     def from_json(text: str) -> Journal:
         data = json.loads(text)
         return Journal(data["deletion_id"], data["source_id"], data["start_time"], tuple(data["user_ids"]),
-                       tuple(data["anonymous_ids"]), tuple(Rewrite(**r) for r in data["rewrites"]))
+                       tuple(data["anonymous_ids"]), tuple(Rewrite(**r) for r in data["rewrites"]),
+                       data.get("examined", {}))
 
 
 def deletion_report(journal: Journal, finish_time: datetime) -> dict:
@@ -87,7 +90,8 @@ def deletion_report(journal: Journal, finish_time: datetime) -> dict:
             "tables": dict(sorted(tables.items())), "discarded_values_deleted": rows.get(DISCARDS, 0),
             "duplicates_deleted": rows.get(DUPLICATES, 0),
             "files_rewritten": sum(1 for r in journal.rewrites if r.staged is not None),
-            "files_removed": sum(1 for r in journal.rewrites if r.staged is None), "files_not_switched": []}
+            "files_removed": sum(1 for r in journal.rewrites if r.staged is None), "files_not_switched": [],
+            "examined": dict(journal.examined)}
 
 
 def users_rows(schema: StructType, user_ids: tuple[str, ...], anonymous_ids: tuple[str, ...]) -> Column:
@@ -154,14 +158,15 @@ class UserDeletion:
         finish_deletion(self.storage, self.layout, self.progress, self.check)  # also clears a dead one's stage
         SuppressionList(self.storage, self.state.suppressed_uri).add(list(user_ids), list(anonymous_ids), now)
         journal = Journal(new_run_id(now), self.layout.source_id, now.isoformat(), user_ids, anonymous_ids)
-        rewrites = self._plan(journal)
-        journal = Journal(**{**journal.__dict__, "rewrites": tuple(rewrites)})
+        rewrites, examined = self._plan(journal)
+        journal = Journal(**{**journal.__dict__, "rewrites": tuple(rewrites), "examined": examined})
         self.check()  # the lake changes from here on
         self.storage.write_text(self.state.deletion_uri, journal.to_json())
         return finish_deletion(self.storage, self.layout, self.progress, self.check)
 
-    def _plan(self, journal: Journal) -> list[Rewrite]:
-        """Finds the users' rows and stages every affected file without them."""
+    def _plan(self, journal: Journal) -> tuple[list[Rewrite], dict[str, int]]:
+        """Finds the users' rows and stages every affected file without them; also returns how many tables, files
+        and rows it searched."""
         tables = self._table_files()
         discards = self._files(self.layout.discards)
         # a user id of another type than its column's is not in the table but among the discarded values
@@ -173,7 +178,8 @@ class UserDeletion:
             return mark_events(frame, discarded, "received_at") if discarded is not None else frame
 
         events_uri = join(self.stage, "events")
-        counts = self._find_in_tables(tables, schemas, mark_table, events_uri)
+        counts, rows_examined = self._find_in_tables(tables, schemas, mark_table, events_uri)
+        examined = {"tables": len(tables), "files": sum(map(len, tables.values())), "rows": rows_examined}
         rewrites = []
         for slot, (table, files) in enumerate(sorted(tables.items())):
             affected = {file: counts.pop(file) for file in files if file in counts}
@@ -191,7 +197,7 @@ class UserDeletion:
                     frame = mark(self._read(files))
                     affected = self._per_file(frame.where("_doomed"))
                     rewrites += self._rewrite(dataset, dataset, affected, mark) if affected else []
-        return rewrites
+        return rewrites, examined
 
     def _files(self, root: str) -> list[str]:
         return [info.uri for info in self.storage.list_files(root) if info.uri.endswith(".parquet")]
@@ -226,23 +232,25 @@ class UserDeletion:
         return found if found.limit(1).count() else None
 
     def _find_in_tables(self, tables: dict[str, list[str]], schemas: dict[str, StructType],
-                        mark: Callable[[DataFrame], DataFrame], events_uri: str) -> dict[str, tuple[str, int]]:
-        """Rows of the users per file of every table; their messageIds and times go to ``events_uri``. One read per
-        set of tables whose user columns have the same types (a bigint userId cannot be read as text)."""
+                        mark: Callable[[DataFrame], DataFrame], events_uri: str) -> tuple[dict[str, tuple[str, int]], int]:
+        """Rows of the users per file of every table, and how many rows the tables hold (from the files' footers);
+        the users' messageIds and times go to ``events_uri``. One read per set of tables whose user columns have the
+        same types (a bigint userId cannot be read as text)."""
         groups: dict[str, list[str]] = defaultdict(list)
         narrow: dict[str, StructType] = {}
         for table, files in tables.items():
             schema = StructType([f for f in schemas[table].fields if f.name in EVENT_COLUMNS])
             narrow[schema.json()] = schema
             groups[schema.json()] += files
-        found = None
+        found, searched = None, 0
         for key, files in groups.items():
+            searched += self.spark.read.schema(narrow[key]).parquet(*files).count()  # from the footers alone
             rows = mark(self._read(files, narrow[key])).where("_doomed").select("_file", "message_id", "received_at")
             found = rows if found is None else found.unionByName(rows)
         if found is None:
-            return {}
+            return {}, 0
         found.write.mode("overwrite").parquet(events_uri)
-        return self._per_file(self.spark.read.parquet(events_uri))
+        return self._per_file(self.spark.read.parquet(events_uri)), searched
 
     def _per_file(self, doomed: DataFrame) -> dict[str, tuple[str, int]]:
         """The doomed rows per file (``_file`` as Spark names it): by the file's URI, Spark's name and the count."""

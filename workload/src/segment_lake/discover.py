@@ -25,6 +25,18 @@ def received_day(path: str) -> date | None:
     return None
 
 
+def other_sources(relative_paths: list[str], source_id: str) -> list[str]:
+    """The folders that stand where a source's folder stands in Segment's S3 destination layout
+    (``<source>/<day-epoch-ms>/...``), other than ``source_id``'s: an input one folder too high holds them."""
+    found = set()
+    for path in relative_paths:
+        folders = path.split("/")[:-1]
+        day = next((i for i, folder in enumerate(folders) if received_day(folder + "/x")), None)
+        if day and folders[day - 1] != source_id:
+            found.add(folders[day - 1])
+    return sorted(found)
+
+
 def replay_files(storage: LakeStorage, input_uri: str, first: date, last: date) -> list[FileInfo]:
     """Files below ``input_uri`` in the day folders from ``first`` to ``last``, processed or not, sorted."""
     chosen = []

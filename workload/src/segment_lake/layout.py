@@ -36,6 +36,11 @@ class LakeLayout:
     source_id: str
 
     @property
+    def source_roots(self) -> tuple[str, str]:
+        """The folders with one folder per source of the lake: its tables', and its state's."""
+        return join(self.lake, DATA, "data"), join(self.lake, DATA, "state")
+
+    @property
     def tables(self) -> str:
         """The folder of every table of the source."""
         return join(self.lake, DATA, "data", self.source_id)
@@ -83,6 +88,13 @@ class LakeLayout:
 REPORT_KEYS = ("source_id", "day", "run_id")
 # Before: Segment's own layout, whose folder names and order the table's keys cannot follow (segment-lake move-reports)
 OLD_REPORT = re.compile(r"/day=([^/]+)/source=([^/]+)/run_id=([^/]+)/report\.json$")
+
+
+def owning_source(location: str) -> str | None:
+    """The source whose folder ``location`` is (``.../segment-data/data/<source>/...``, or its discards' or state's),
+    or None."""
+    match = re.search(rf"/{re.escape(DATA)}/(?:data|discards|state)/([^/]+)/", location.rstrip("/") + "/")
+    return match.group(1) if match else None
 
 
 def report_folder(reports_uri: str, source_id: str, day: str, run_id: str) -> str:

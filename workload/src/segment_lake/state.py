@@ -15,6 +15,8 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
+from .errors import InvalidSettings
+from .layout import LakeLayout
 from .storage import LakeStorage, join
 
 RUN_ID_TIME = "%Y%m%dT%H%M%SZ"  # a run id starts with its start time, so ids sort by it
@@ -125,3 +127,12 @@ class SourceState:
 
     def _processed_file(self, run_id: str) -> str:
         return join(self.processed_uri, f"run_id={run_id}.json")
+
+
+def require_known_source(storage: LakeStorage, layout: LakeLayout) -> None:
+    """Refuses a source the lake does not have (no folder of tables or of sync state), naming those it has: a
+    command on a mistyped id would find nothing and report success. Before the source's lock, which makes one."""
+    known = sorted({name for root in layout.source_roots for name in storage.list_folders(root)})
+    if layout.source_id not in known:
+        raise InvalidSettings(f"the lake has no source {layout.source_id!r} (it has "
+                              f"{', '.join(known) if known else 'none'}): pass the --source-id its syncs use")

@@ -12,16 +12,16 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from . import write
-from .catalog import Catalog, TableChange
+from .catalog import Catalog, TableChange, same_location
 from .column_types import ColumnType
 from .compaction import finish_compaction
 from .dedup import DEDUP_WINDOW_DAYS, DUPLICATE_COLUMNS, duplicate_rows
 from .deletion import finish_deletion
-from .discover import new_files, read_lines, replay_files
+from .discover import new_files, other_sources, read_lines, replay_files
 from .errors import InvalidSettings, classify, jvm_failure, missing_input
 from .infer import Observed, TableSchema, observe, plan_schema
 from .landed_index import landed_ids, window
-from .layout import LakeLayout
+from .layout import LakeLayout, owning_source
 from .lock import SourceLock, default_holder, lock_store
 from .parse import parse_lines
 from .progress import HEARTBEAT_SECONDS, Progress, Sink, count, spark_tasks, stderr_sink
@@ -268,7 +268,7 @@ class Sync:
         with self.progress.stage("infer") as done:
             observed = observe(accepted)
             tables = sorted(observed.columns)
-            existing = self.catalog.tables_columns(self.settings.database, tables)
+            existing = self._own_tables(tables)
             refused = self._tables_over_limit(tables, existing)
             tables = [table for table in tables if table not in refused]
             self._refuse_legacy_tables([table for table in tables if existing[table] is None])
@@ -281,6 +281,23 @@ class Sync:
                                   f"values of {count(len(schema.refused), 'new column')} go to {DISCARDS_TABLE}")
             done(f"{count(len(schemas), 'table')}, {count(sum(len(s.new_columns) for s in schemas.values()), 'new column')}")
         return Inferred(schemas, existing, observed, refused)
+
+    def _own_tables(self, tables: list[str]) -> dict[str, list[tuple[str, str]] | None]:
+        """The catalog's columns of the run's tables (None for a new one), once it is clear that each existing table
+        (and the source's discards and duplicates tables) is this source's: a table of the same name that another
+        source (or lake) writes would take none of this run's rows, which no query could then see."""
+        prefix = self.settings.table_name_prefix
+        records = {prefix + DISCARDS_TABLE: self.layout.discards, prefix + DUPLICATES_TABLE: self.state.duplicates_uri}
+        found = self.catalog.describe_tables(self.settings.database, sorted({*tables, *records}))
+        for table, info in found.items():
+            if info is not None and not same_location(info.location, records.get(table) or self._table_location(table)):
+                owner = owning_source(info.location)
+                raise InvalidSettings(
+                    f"table {self.settings.database}.{table} holds "
+                    f"{f'source {owner}' if owner else 'another lake'}'s rows ({info.location}), not source "
+                    f"{self.settings.source_id}'s: give each source its own --glue-database (or --source-slug), or a "
+                    f"--table-prefix")
+        return {table: found[table] and found[table].columns for table in tables}
 
     def _tables_over_limit(self, tables: list[str], existing: dict) -> tuple[str, ...]:
         """The run's new tables beyond the source's limit (the first by name are created while there is room):
@@ -356,6 +373,13 @@ class Sync:
         files = (replay_files(self.storage, self.settings.input_uri, self.settings.replay_from,
                               self.settings.replay_to) if replay else
                  new_files(self.storage, self.settings.input_uri, self.state.processed_files()))
+        others = other_sources([relative_path(f.uri, self.settings.input_uri) for f in files], self.settings.source_id)
+        if others:
+            named = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+            raise InvalidSettings(
+                f"--input {self.settings.input_uri!r} holds the folders of other sources ({named}), not only the day "
+                f"folders of source {self.settings.source_id}: pass the folder of {self.settings.source_id}'s events, "
+                f"{join(self.settings.input_uri, self.settings.source_id)}")
         manifest = RunManifest(result.run_id, tuple(f.uri for f in files), result.start_time.isoformat(),
                                tuple(f.size for f in files), replay)
         if files:

@@ -34,6 +34,14 @@ class TableChange:
         return "/".join([self.location.rstrip("/"), partition_path(list(self.keys), self.partitions[index])])
 
 
+@dataclass(frozen=True)
+class TableInfo:
+    """What a catalog holds of a table: its data columns (name, type) in order, and its location."""
+
+    columns: list[tuple[str, str]]
+    location: str
+
+
 class Catalog(Protocol):
     def database_exists(self, database: str) -> bool:
         """Whether the database exists."""
@@ -43,6 +51,9 @@ class Catalog(Protocol):
 
     def tables_columns(self, database: str, tables: list[str]) -> dict[str, list[tuple[str, str]] | None]:
         """Each table's data columns (name, type) in order, or None when the table does not exist."""
+
+    def describe_tables(self, database: str, tables: list[str]) -> dict[str, TableInfo | None]:
+        """Each table's columns and location, or None when the table does not exist."""
 
     def partitions(self, database: str, table: str) -> set[tuple[str, ...]]:
         """The values of every partition the table has."""

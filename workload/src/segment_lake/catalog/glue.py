@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from . import TableChange
+from . import TableChange, TableInfo
 
 STORAGE = {
     "parquet": {
@@ -45,12 +45,17 @@ class GlueCatalog:
         self._catalog = {"CatalogId": catalog_id} if catalog_id else {}
 
     def tables_columns(self, database, tables):
+        return {table: info and info.columns for table, info in self.describe_tables(database, tables).items()}
+
+    def describe_tables(self, database, tables):
         """One get_tables page per 100 tables of the database, instead of one call per table."""
         found = {}
         try:
             for page in self.glue.get_paginator("get_tables").paginate(DatabaseName=database, **self._catalog):
                 for table in page["TableList"]:
-                    found[table["Name"]] = [(c["Name"], c["Type"]) for c in table["StorageDescriptor"]["Columns"]]
+                    descriptor = table["StorageDescriptor"]
+                    found[table["Name"]] = TableInfo([(c["Name"], c["Type"]) for c in descriptor["Columns"]],
+                                                     descriptor.get("Location", ""))
         except self.glue.exceptions.EntityNotFoundException:  # no database yet
             pass
         return {table: found.get(table) for table in tables}

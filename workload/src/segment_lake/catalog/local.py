@@ -8,7 +8,7 @@ from urllib.parse import unquote
 from pyspark.sql import SparkSession
 
 from ..jvm_code import load_class
-from . import TableChange
+from . import TableChange, TableInfo
 
 
 class LocalCatalog:
@@ -32,10 +32,14 @@ class LocalCatalog:
         return True
 
     def tables_columns(self, database, tables):
+        return {table: info and info.columns for table, info in self.describe_tables(database, tables).items()}
+
+    def describe_tables(self, database, tables):
         if not self.spark.catalog.databaseExists(database):
             return {table: None for table in tables}
-        found = json.loads(self._tables().columns(self.spark._jsparkSession, database, json.dumps(list(tables))))
-        return {table: None if columns is None else [tuple(c) for c in columns] for table, columns in found.items()}
+        found = json.loads(self._tables().describe(self.spark._jsparkSession, database, json.dumps(list(tables))))
+        return {table: None if info is None else TableInfo([tuple(c) for c in info["columns"]], info["location"])
+                for table, info in found.items()}
 
     def partitions(self, database, table):
         specs = self.spark.sql(f"SHOW PARTITIONS `{database.replace('`', '``')}`.`{table.replace('`', '``')}`")

@@ -42,8 +42,9 @@ public class HiveTables {
     static final String OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat";
     static final String SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe";
 
-    /** {table: [[column, type], ...] or null when missing} for the tables of ``tablesJson`` (a list). */
-    public static String columns(SparkSession spark, String database, String tablesJson) throws Exception {
+    /** {table: {columns: [[column, type], ...], location} or null when missing} for the tables of ``tablesJson``
+     *  (a list), read in one metastore call. */
+    public static String describe(SparkSession spark, String database, String tablesJson) throws Exception {
         List names = (List) JSON.readValue(tablesJson, List.class);
         Map result = new LinkedHashMap();
         for (int i = 0; i < names.size(); i++) result.put(names.get(i), null);
@@ -58,7 +59,10 @@ public class HiveTables {
                 column.add(fields[i].dataType().catalogString());
                 columns.add(column);
             }
-            result.put(table.identifier().table(), columns);
+            Map info = new LinkedHashMap();
+            info.put("columns", columns);
+            info.put("location", table.location().toString());
+            result.put(table.identifier().table(), info);
         }
         return JSON.writeValueAsString(result);
     }
