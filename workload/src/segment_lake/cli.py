@@ -7,6 +7,7 @@ import os
 import sys
 from datetime import UTC
 
+from . import interrupt
 from .contract import DATE_PARTITIONS, DEFAULT_OLDER_THAN_HOURS, DEFAULT_TARGET_FILE_MB
 from .errors import classify, missing_input
 
@@ -494,6 +495,7 @@ def _local_path(uri: str) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    interrupt.ENABLED = True
     session = sys.modules.get("segment_lake.session")  # imported only by commands that start Spark
     started = session.started_sessions() if session else 0
     try:
@@ -503,9 +505,17 @@ def main(argv: list[str] | None = None) -> int:
                 "replay-on-emr": run_replay_on_emr, "compact": run_compact,
                 "move-reports": run_move_reports}[args.command](args)
     except Exception as error:  # one line naming what failed; the report has the rest
+        if interrupt.received():
+            stopped = error if isinstance(error, interrupt.Interrupted) else interrupt.Interrupted(
+                interrupt.received(), "what it began, the next run of the command (or a sync) finishes or undoes")
+            print(f"segment-lake: {stopped}", file=sys.stderr)
+            return stopped.exit_code
         code, message = classify(error)
         print(f"segment-lake: error ({code}): {message}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # before Spark started (and the handlers with it)
+        print("segment-lake: interrupted by SIGINT: nothing was begun", file=sys.stderr)
+        return 130
     finally:
         if "segment_lake.session" in sys.modules:
             sys.modules["segment_lake.session"].stop_started_sessions(since=started)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+from . import interrupt
+
 
 class SyncError(Exception):
     """A sync failed; ``code`` is ``insufficient_permissions``, ``invalid_settings`` or ``internal``."""
@@ -93,8 +95,10 @@ def _denied_s3a_call(text: str) -> str | None:
 
 def classify(error: BaseException) -> tuple[str, str]:
     """(error_code, one-line message naming what to fix) for any failure of a sync."""
-    if isinstance(error, SyncError):
+    if isinstance(error, SyncError | interrupt.Interrupted):
         return error.code, str(error)
+    if interrupt.received():  # Spark's jobs were cancelled: whatever failed, the signal stopped it
+        return interrupt.Interrupted.code, str(interrupt.Interrupted(interrupt.received()))
     text = _text(error)
     denied = _denied_request(error)
     if denied:

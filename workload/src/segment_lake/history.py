@@ -40,17 +40,18 @@ class SyncSummary:
 
 def read_history(spark: SparkSession, storage: LakeStorage, reports_uri: str,
                  source_id: str | None = None) -> list[SyncSummary]:
-    """Every run's summary, oldest first (of one source, or of all)."""
+    """Every attempt's summary (a run redone after a failure or an interruption has several), oldest first (of one
+    source, or of all)."""
     if not storage.exists(reports_uri):
         return []
-    pattern = join(report_folder(reports_uri, source_id or "*", "*", "*"), "report.json")
+    pattern = join(report_folder(reports_uri, source_id or "*", "*", "*"), "*.json")  # every attempt's report
     schema = ", ".join(f"`{name}` {kind}" for name, kind in (*REPORT_COLUMNS, ("source_id", "string"),
                                                              ("run_id", "string")))
     from pyspark.errors import AnalysisException
 
     try:
-        lines = spark.read.schema(schema).json(pattern)
-        runs = lines.groupBy("source_id", "run_id").agg(
+        lines = spark.read.schema(schema).json(pattern).withColumn("_attempt", F.input_file_name())
+        runs = lines.groupBy("source_id", "run_id", "_attempt").agg(
             *(F.max(F.when(F.col("type") == "source", F.col(name))).alias(name) for name in (
                 "start_time", "finish_time", "status", "error_code", "row_count", "duplicate_count",
                 "rejected_count", "discarded_value_count", "replay")),
@@ -65,7 +66,7 @@ def read_history(spark: SparkSession, storage: LakeStorage, reports_uri: str,
         datetime.fromisoformat(row["finish_time"]), row["status"], row["error_code"], row["row_count"] or 0,
         row["duplicate_count"] or 0, row["rejected_count"] or 0, row["discarded_value_count"] or 0,
         row["new_columns"] or 0, bool(row["replay"])) for row in rows if row["start_time"]]
-    return sorted(summaries, key=lambda s: (s.start, s.source_id, s.run_id))
+    return sorted(summaries, key=lambda s: (s.start, s.finish, s.source_id, s.run_id))
 
 
 def success_share(summaries: list[SyncSummary], now: datetime) -> tuple[int, int]:

@@ -65,6 +65,11 @@ class LakeLayout:
     def report(self, run_id: str, start_time: datetime) -> str:
         return join(report_folder(self.reports, self.source_id, report_day(start_time), run_id), "report.json")
 
+    def failed_attempt_report(self, run_id: str, start_time: datetime, finish_time: str) -> str:
+        """Where the report of a failed (or interrupted) attempt goes when a redo of its run writes ``report``."""
+        stamp = re.sub(r"[^0-9]", "", finish_time)[:20]
+        return join(report_folder(self.reports, self.source_id, report_day(start_time), run_id), f"attempt-{stamp}.json")
+
     @property
     def reports(self) -> str:
         return join(self.lake, DATA, "reports")

@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 from urllib.parse import urlparse
 
+from . import interrupt
 from .errors import SyncError
 
 LOCK_SECONDS = int(os.environ.get("SEGMENT_LAKE_LOCK_SECONDS", "600"))
@@ -205,7 +206,10 @@ class SourceLock:
             return not self.lost
 
     def check(self) -> None:
-        """Raises LockLost when this run no longer holds the lock (before anything that changes the lake)."""
+        """Raises LockLost when this run no longer holds the lock, and Interrupted once a signal asked the command to
+        stop (before anything that changes the lake)."""
+        interrupt.check("it stopped before its next change to the lake; the next run of the command (or a sync) "
+                        "finishes what it began")
         if self.lost or not self.renew():
             raise LockLost(f"this run lost the lock of source {self.source_id} (it was paused for longer than the "
                            f"lock lasts, {self.seconds} s, and another run took over): it stops before changing the "

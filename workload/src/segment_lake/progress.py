@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from . import interrupt
+
 Sink = Callable[[str], None]
 Tasks = Callable[[], "tuple[int, int] | None"]  # (done, total) of the running Spark stages, None when idle
 
@@ -75,6 +77,7 @@ class Progress:
     def stage(self, name: str, doing: str | None = None) -> Iterator[Outcome]:
         """``with progress.stage("parse", "reading 8 files") as done: ...; done("8 lines")``. A stage that
         fails says nothing more: the error says it."""
+        interrupt.check("it stopped before " + name)
         started = time.monotonic()
         if doing:
             self.sink(f"{name}: {doing}")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from . import interrupt
 from .errors import InvalidSettings
 from .jvm_code import compiled_jar
 from .layout import metastore_dir
@@ -137,6 +138,8 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
     spark = builder.getOrCreate()
     if starting:
         _STARTED.append(spark)
+        if interrupt.ENABLED:
+            interrupt.install(spark)
     spark.sparkContext.setLogLevel(os.environ.get("SEGMENT_LAKE_LOG_LEVEL", "WARN" if verbose else "ERROR"))
     if _under_spark_submit() and not spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
         conf = dict(spark.sparkContext.getConf().getAll())

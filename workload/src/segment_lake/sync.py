@@ -11,7 +11,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from . import write
+from . import interrupt, write
 from .catalog import Catalog, TableChange, same_location
 from .column_types import ColumnType
 from .compaction import finish_compaction
@@ -130,19 +130,30 @@ class Sync:
                 finally:
                     self.progress.close()
         except BaseException as error:
-            died = jvm_failure(error, jvm_exit_code(self.spark, error), self.driver_memory)
+            stopped = self._interrupted() if interrupt.received() else None
+            failure = stopped or error
+            died = jvm_failure(failure, jvm_exit_code(self.spark, failure), self.driver_memory)
             result.status = "failed"
-            result.error_code, result.error = classify(died or error)
+            result.error_code, result.error = classify(died or failure)
             if died is None and not self._reports_registered:  # so that the failure shows in sync_reports too
                 try:
                     self._register_reports(result.run_id, result.start_time)
-                except Exception as failure:  # the report must not hide the sync's own failure
-                    self.progress(f"report: could not register it in {REPORTS_DATABASE}: {failure}")
+                except Exception as problem:  # the report must not hide the sync's own failure
+                    self.progress(f"report: could not register it in {REPORTS_DATABASE}: {problem}")
             self._report(result, spark_alive=died is None)
             if died:
                 raise died from error
+            if stopped:
+                raise stopped from None
             raise
         return result
+
+    def _interrupted(self) -> interrupt.Interrupted:
+        """What a signal left: the run it began, which the next sync redoes, or nothing."""
+        begun = self.state.pending()
+        return interrupt.Interrupted(interrupt.received(), (
+            f"run {begun.run_id} of source {self.settings.source_id} is unfinished; the next `segment-lake sync` "
+            f"redoes it, nothing is lost") if begun else "no run was begun")
 
     def _run(self, result: RunResult) -> None:
         """The stages, each returning a typed result; the report takes its counts from them as they finish
@@ -461,11 +472,25 @@ class Sync:
         result.finish_time = datetime.now(UTC)
         write_text = self.storage.write_text if spark_alive else write_text_without_spark
         try:
+            if spark_alive:
+                self._keep_failed_attempt(result)
             write_text(self.layout.report(result.run_id, result.start_time), render(result))
         except Exception as error:  # the report must not hide the sync's own failure
             self.progress(f"report: could not write the report: {error}")
             return
         self.progress(f"report: {relative_path(self.layout.report(result.run_id, result.start_time), self.lake)}")
+
+
+    def _keep_failed_attempt(self, result: RunResult) -> None:
+        """A redo's report takes the run's report name; a failed (or interrupted) attempt's report is kept beside it,
+        so the history and sync_reports show every attempt (a finished one redone after a crash is just rewritten)."""
+        uri = self.layout.report(result.run_id, result.start_time)
+        if not self.storage.exists(uri):
+            return
+        earlier = json.loads(self.storage.read_text(uri).splitlines()[0])
+        if earlier.get("status") == "failed":
+            self.storage.move(uri, self.layout.failed_attempt_report(result.run_id, result.start_time,
+                                                                     earlier["finish_time"]))
 
 
 def source_lock(spark: SparkSession, layout: LakeLayout, wait_seconds: float = 0) -> SourceLock:

@@ -1,0 +1,58 @@
+"""Ctrl-C (SIGINT) and SIGTERM during a sync: it stops within seconds with one line naming the unfinished run, exits
+128 + the signal, releases the lock, and the next sync lands every event; the history shows the interrupted attempt."""
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+CLI = str(Path(sys.executable).with_name("segment-lake"))
+
+
+@pytest.fixture(scope="module")
+def events(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("interrupts")
+    subprocess.run([CLI, "generate", "--output", str(folder), "--events", "100000", "--seed", "7"], check=True,
+                   capture_output=True, timeout=600)
+    return folder / "segment-logs" / "src0001"
+
+
+def _sync(events, lake):
+    return [CLI, "sync", "--source-id", "src0001", "--input", str(events), "--lake", str(lake)]
+
+
+@pytest.mark.parametrize("signum, stage", [(signal.SIGINT, "write: casting"), (signal.SIGTERM, "parse: reading")])
+def test_a_signal_stops_the_sync_cleanly_and_the_next_sync_redoes_the_run(events, tmp_path, signum, stage):
+    lake = tmp_path / "lake"
+    sync = subprocess.Popen(_sync(events, lake), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in sync.stderr:
+        lines.append(line.rstrip("\n"))
+        if stage in line:
+            sync.send_signal(signum)
+            signalled = time.monotonic()
+            break
+    _, rest = sync.communicate(timeout=120)
+    lines += rest.splitlines()
+    assert sync.returncode == 128 + signum, "\n".join(lines)
+    assert time.monotonic() - signalled < 15, "it took too long to stop"
+    name = signal.Signals(signum).name
+    last = lines[-1] if lines else ""
+    assert last.startswith(f"segment-lake: interrupted by {name}: run ") and last.endswith(
+        "of source src0001 is unfinished; the next `segment-lake sync` redoes it, nothing is lost"), "\n".join(lines)
+    assert not any("Traceback" in line or "py4j" in line for line in lines), "\n".join(lines)
+    assert not (lake / "segment-data" / "state" / "src0001" / "lock.json").exists()  # released
+    run_id = last.split(" run ", 1)[1].split(" ", 1)[0]
+
+    redo = subprocess.run(_sync(events, lake), capture_output=True, text=True, timeout=600)
+    assert redo.returncode == 0, redo.stderr[-2000:]
+    assert f"redoing unfinished run {run_id}" in redo.stderr
+    history = subprocess.run([CLI, "history", "--lake", str(lake)], capture_output=True, text=True, timeout=600)
+    rows = [line.split() for line in history.stdout.splitlines()[1:-1]]
+    assert [row[3:5] if row[3] == "failed" else row[3:4] for row in rows] == [["failed", "(interrupted)"], ["finished"]]
+    assert history.stdout.splitlines()[-1].startswith("finished over the last 30 days: 1 of 2 syncs")
+    landed = subprocess.run([CLI, "sql", "--lake", str(lake), "select count(*) from src0001.identify"],
+                            capture_output=True, text=True, timeout=600)
+    assert landed.returncode == 0 and int(landed.stdout.split()[-1]) > 0, landed.stderr[-2000:]
