@@ -260,7 +260,7 @@ def run_sql(args: argparse.Namespace) -> int:
     if not os.path.isdir(metastore_dir(lake)):  # Spark would create an empty metastore there and answer from it
         raise InvalidSettings(f"no lake at {args.lake!r} (no {os.path.relpath(metastore_dir(lake))}): pass the --lake "
                               f"a local sync wrote to")
-    spark = build_session("segment-lake sql", lake, verbose=args.verbose)
+    spark = build_session("segment-lake sql", lake, verbose=args.verbose, reads_only=True)
     from pyspark.errors import AnalysisException, ParseException
     from pyspark.sql import functions as F
 

@@ -2,10 +2,13 @@
 Hive metastore (Derby) inside a local lake, or Glue."""
 from __future__ import annotations
 
+import atexit
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -77,10 +80,12 @@ def _jvm_going_down(error: BaseException) -> bool:
 
 
 def build_session(app_name: str, lake_uri: str | None = None, local_catalog: bool = True,
-                  memory: str | None = None, task_slots: int | None = None, verbose: bool = False) -> SparkSession:
+                  memory: str | None = None, task_slots: int | None = None, verbose: bool = False,
+                  reads_only: bool = False) -> SparkSession:
     """A session for ``app_name``; with a local ``lake_uri`` and ``local_catalog``, its metastore lives in the lake.
     In local mode, ``memory`` and ``task_slots`` override the defaults of driver_memory() and cores(), and
-    Spark logs only errors unless ``verbose``."""
+    Spark logs only errors unless ``verbose``. A command that ``reads_only`` opens a copy of a metastore this user may
+    not write (Derby would wait for minutes to write its lock files there)."""
     builder = SparkSession.builder.appName(app_name)
     java_options = []
     if not _under_spark_submit():
@@ -123,6 +128,8 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
                            "com.amazonaws.auth.EnvironmentVariableCredentialsProvider"))
     if local_catalog and lake_uri and lake_uri.startswith("file:"):
         store = metastore_dir(lake_uri)
+        if reads_only and not _writable(os.path.join(store, "metastore_db")):
+            store = _read_only_copy(store)
         os.makedirs(store, exist_ok=True)
         _set_aside_half_created(os.path.join(store, "metastore_db"))
         builder = (builder.enableHiveSupport()
@@ -182,6 +189,31 @@ def stop_started_sessions(since: int = 0) -> None:
             spark.stop()
         except Exception:  # noqa: BLE001 - a JVM that died with the command (its error is already reported)
             pass
+
+
+def _writable(folder: str) -> bool:
+    """Whether this process may create a file in ``folder`` (tried: permission bits do not tell for root)."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".segment-lake-probe-"):
+            return True
+    except OSError:
+        return False
+
+
+def _read_only_copy(store: str) -> str:
+    """A copy of the embedded catalog in a temporary folder, removed when the process ends."""
+    copy = tempfile.mkdtemp(prefix="segment-lake-catalog-")
+    atexit.register(shutil.rmtree, copy, ignore_errors=True)
+    database = os.path.join(copy, "metastore_db")
+    shutil.copytree(os.path.join(store, "metastore_db"), database, ignore=shutil.ignore_patterns("*.lck"),
+                    copy_function=shutil.copyfile)
+    for folder, _, files in os.walk(database):  # copytree keeps the folders' modes: read-only, as they were
+        os.chmod(folder, 0o700)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o600)
+    print("segment-lake: this user may not write the lake's catalog: querying a copy of it, as of now",
+          file=sys.stderr)
+    return copy
 
 
 def _set_aside_half_created(database: str) -> None:
