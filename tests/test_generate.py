@@ -145,3 +145,17 @@ def test_cli_generates_and_refuses_bad_options_in_one_line(tmp_path):
         assert result.returncode == 1 and len(lines) == 1
         assert lines[0].startswith(f"segment-lake: error (invalid_settings): {message}"), lines
     assert not (tmp_path / "bad").exists()
+
+
+def test_batches_of_other_seeds_or_times_share_no_message_id(tmp_path):
+    def ids(**options):
+        folder = tmp_path / "-".join(f"{k}{v}" for k, v in options.items())
+        generate(GenerateOptions(output=folder, events=2000, hours=1, **options), workers=1)
+        return {json.loads(line)["messageId"] for path in folder.rglob("*.gz")
+                for line in gzip.decompress(path.read_bytes()).decode().splitlines()
+                if line.startswith("{") and '"messageId":"src' in line}
+
+    first = ids(seed=1)
+    assert len(first) > 1900
+    assert not first & ids(seed=2)
+    assert not first & ids(seed=1, start=datetime(2024, 1, 3, tzinfo=UTC))

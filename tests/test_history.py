@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 from segment_lake.catalog.local import LocalCatalog
 from segment_lake.contract import REPORTS_DATABASE
-from segment_lake.history import SyncSummary, plot_history, read_history, render_table, success_share
+from segment_lake.history import SyncSummary, history_figure, plot_history, read_history, render_table, success_share
 from segment_lake.layout import LakeLayout
 from segment_lake.report import RunResult, TableResult, render
 from segment_lake.storage import LakeStorage
@@ -63,6 +63,15 @@ def test_the_plot_draws_every_source(tmp_path):
     plot_history(runs, str(tmp_path / "history.png"))
     image = (tmp_path / "history.png").read_bytes()
     assert image[:8] == b"\x89PNG\r\n\x1a\n" and len(image) > 10_000
+
+
+def test_one_sync_is_plotted_on_an_hour_not_on_years():
+    import matplotlib.pyplot as plt
+
+    figure = history_figure([_summary(NOW)])
+    low, high = figure.axes[1].get_xlim()  # in days
+    plt.close(figure)
+    assert abs((high - low) * 24 - 1) < 0.01
 
 
 def test_msck_repair_rebuilds_the_reports_table_from_its_folders(spark, tmp_path):

@@ -266,7 +266,7 @@ def test_a_second_sync_of_a_source_refuses_at_once_while_the_first_runs(tmp_path
     _, first_err = first.communicate(timeout=600)
     assert first.returncode == 0, first_err
     assert second.returncode == 1
-    assert re.fullmatch(rf"segment-lake: error \(source_busy\): source src1 is being synced by \S+ pid {first.pid} "
+    assert re.fullmatch(rf"segment-lake: error \(source_busy\): source src1 is being synced by process {first.pid} on host \S+ "
                         r"\(run \d{8}T\d{6}Z-\w{8}, since .*\): wait for it to end; .*", second.stderr.strip()), second.stderr
     assert waited < 60  # at once: it never waited for the first (whose lock lasts 10 minutes)
     assert not lock.exists()  # released by the first at its end

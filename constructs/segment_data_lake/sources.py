@@ -57,11 +57,14 @@ def validate_sources(sources: Iterable[SegmentSource]) -> list[SegmentSource]:
     sources = list(sources)
     if not sources:
         validation.fail("sources is empty: add at least one SegmentSource(source_id=..., slug=...)")
-    for kind, key in (("source id", lambda s: s.source_id), ("source slug", lambda s: s.slug)):
+    for kind, key, fix in (
+            ("source id", lambda s: s.source_id, "list each source once"),
+            # two sources of one slug would name one database and one set of tables
+            ("source slug", lambda s: s.slug, "give each source its own slug (Segment's source slugs are unique)")):
         seen: set[str] = set()
         for source in sources:
             if key(source) in seen:
-                validation.fail(f"{kind} {key(source)!r} is listed twice: list each source once")
+                validation.fail(f"{kind} {key(source)!r} is used by two sources: {fix}")
             seen.add(key(source))
     by_database: dict[str, list[SegmentSource]] = defaultdict(list)
     for source in sources:

@@ -50,6 +50,8 @@ _EXTERNAL_ID = re.compile(r"^[\w+=,.@:/-]{2,1224}$")
 
 
 def external_ids(ids: Iterable[str]) -> list[str]:
+    if isinstance(ids, str):  # list("ws123") would be five one-letter ids
+        fail(f"external_ids={ids!r} is a string: pass a list, external_ids=[{ids!r}]")
     ids = list(ids or [])
     if not ids:
         fail("external_ids is empty: pass your Segment workspace id(s) so only your workspace can assume the role")

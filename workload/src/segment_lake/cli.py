@@ -19,7 +19,7 @@ def _default_catalog() -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="segment-lake", description=__doc__)
+    top = argparse.ArgumentParser(prog="segment-lake", description=__doc__.replace("``", ""))
     commands = top.add_subparsers(dest="command", required=True)
 
     sync = commands.add_parser("sync", help="land new raw events of one source in the lake",

@@ -300,7 +300,8 @@ def _write_slice(options: GenerateOptions, source_index: int, index: int) -> Pat
             # the same event delivered again (a client retry): same messageId, another receivedAt
             event = dict(_pick(rng, recent), receivedAt=_iso(received))
         else:
-            event = source.event(f"{index:05d}{n:07d}", received, names)
+            # unique across seeds and times: a second batch (another --seed or --start) adds new events
+            event = source.event(f"{options.seed}-{slice_start}-{n:07d}", received, names)
             if len(recent) < 64:
                 recent.append(event)
             else:

@@ -100,6 +100,15 @@ def _duration(seconds: float) -> str:
 
 def plot_history(summaries: list[SyncSummary], path: str) -> None:
     """Rows landed and duration per sync over time, failed syncs in red, as a PNG."""
+    import matplotlib.pyplot as plt
+
+    figure = history_figure(summaries)
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def history_figure(summaries: list[SyncSummary]):
+    """The figure ``plot_history`` saves."""
     try:
         import matplotlib
     except ImportError:
@@ -122,7 +131,10 @@ def plot_history(summaries: list[SyncSummary], path: str) -> None:
     time_axis.set_xlabel("sync start (UTC); failed syncs in red")
     if len(sources) > 1:
         rows_axis.legend(title="source", fontsize="small")
+    first, last = min(s.start for s in summaries), max(s.start for s in summaries)
+    if last - first < timedelta(hours=1):  # one sync (or a few close together): an hour around them, not years
+        middle = first + (last - first) / 2
+        time_axis.set_xlim(middle - timedelta(minutes=30), middle + timedelta(minutes=30))
     figure.suptitle("Syncs of " + (sources[0] if len(sources) == 1 else f"{len(sources)} sources"))
     figure.autofmt_xdate()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    return figure

@@ -149,7 +149,7 @@ def lock_store(uri: str, s3_endpoint: str | None = None) -> LockStore:
 def default_holder() -> str:
     """Who runs this sync, as a person reading the refusal would look for it."""
     step = os.environ.get("EMR_STEP_ID")
-    return f"{socket.gethostname()} pid {os.getpid()}" + (f" (EMR step {step})" if step else "")
+    return f"process {os.getpid()} on host {socket.gethostname()}" + (f" (EMR step {step})" if step else "")
 
 
 @dataclass
