@@ -100,9 +100,9 @@ def _duration(seconds: float) -> str:
 
 def plot_history(summaries: list[SyncSummary], path: str) -> None:
     """Rows landed and duration per sync over time, failed syncs in red, as a PNG."""
+    figure = history_figure(summaries)  # checks that matplotlib is there
     import matplotlib.pyplot as plt
 
-    figure = history_figure(summaries)
     figure.savefig(path, dpi=100)
     plt.close(figure)
 
