@@ -148,6 +148,11 @@ def test_local_default_end_to_end(tmp_path):
     assert len(missing.stderr.strip().splitlines()) == 1
     garbled = run("sql", "--lake", "lake", "selec 1", cwd=tmp_path)
     assert garbled.returncode == 1 and garbled.stderr.startswith("segment-lake: error (invalid_query): [PARSE_SYNTAX_ERROR]")
+    # several statements in one Spark start: arguments, then a file's
+    (tmp_path / "queries.sql").write_text("-- two; statements\nselect 'a;b' as s;\nselect 2 as two;\n")
+    several = run("sql", "--lake", "lake", "select 1 as one", "-f", "queries.sql", cwd=tmp_path)
+    assert several.returncode == 0, several.stderr[-2000:]
+    assert several.stdout.splitlines() == ["one", "1", "", "s", "a;b", "", "two", "2"]
 
 
 def test_database_defaults_to_the_slug_of_the_source_id(spark, tmp_path):
@@ -294,6 +299,15 @@ def test_a_catalog_left_half_created_by_a_killed_run_does_not_block_the_source(t
     assert (half / "service.properties").is_file()
     tables = run("sql", "--lake", "lake", "show tables in src1", cwd=tmp_path).stdout
     assert "src1\ttrack_order_completed\tfalse" in tables
+
+
+def test_sql_statements_end_at_semicolons_outside_quotes_and_comments():
+    from segment_lake.cli import sql_statements
+
+    assert sql_statements("select 1; select ';' -- a comment; not a statement\n; ;select `a;b` from t") == [
+        "select 1", "select ';'", "select `a;b` from t"]
+    assert sql_statements("select 'it\\'s;' as x") == ["select 'it\\'s;' as x"]
+    assert sql_statements("  ;\n-- nothing\n") == []
 
 
 def test_a_cluster_shuffles_into_a_few_tasks_per_core_not_sparks_200():

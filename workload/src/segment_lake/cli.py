@@ -133,10 +133,15 @@ def parser() -> argparse.ArgumentParser:
     move.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
     move.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
 
-    sql = commands.add_parser("sql", help="run a Spark SQL query against a local lake's catalog",
-                              description="Run one Spark SQL statement against the embedded catalog of a local lake.")
+    sql = commands.add_parser("sql", help="run Spark SQL queries against a local lake's catalog",
+                              description="Run Spark SQL statements against the embedded catalog of a local lake, in one "
+                                          "Spark start: each argument is a statement, and -f FILE adds a file's "
+                                          "statements (ended by ';'). Each result is printed as tab-separated lines, "
+                                          "a blank line between two.")
     sql.add_argument("--lake", required=True, help="local lake root")
-    sql.add_argument("query", help='for example "select count(*) from web_app.identify"')
+    sql.add_argument("query", nargs="*", help='for example "select count(*) from web_app.identify"')
+    sql.add_argument("-f", "--file", action="append", default=[], metavar="FILE",
+                     help="a file of statements, each ended by ';' (may be given more than once)")
     sql.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
     return top
 
@@ -256,6 +261,9 @@ def run_sql(args: argparse.Namespace) -> int:
     from .session import build_session
     from .settings import SyncSettings
 
+    statements = [*args.query, *(s for path in args.file for s in sql_statements(_read_file(path)))]
+    if not statements:
+        raise InvalidSettings("sql needs a statement: pass it as an argument, or -f FILE")
     lake = SyncSettings(source_id="sql", input_uri=args.lake, lake_uri=args.lake).lake_uri
     if not os.path.isdir(metastore_dir(lake)):  # Spark would create an empty metastore there and answer from it
         raise InvalidSettings(f"no lake at {args.lake!r} (no {os.path.relpath(metastore_dir(lake))}): pass the --lake "
@@ -264,17 +272,60 @@ def run_sql(args: argparse.Namespace) -> int:
     from pyspark.errors import AnalysisException, ParseException
     from pyspark.sql import functions as F
 
-    try:
-        frame = spark.sql(args.query)
-    except (AnalysisException, ParseException) as error:  # the query's fault, not the lake's
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise InvalidQuery(f"{first}: fix the query (`show tables in <database>` lists the tables)") from None
-    print("\t".join(frame.columns))
-    # rendered by Spark, as its own SQL shell does: a Python datetime cannot hold every year a timestamp can
-    texts = frame.toDF(*(f"c{i}" for i in range(len(frame.columns))))
-    for row in texts.select([F.col(c).cast("string") for c in texts.columns]).collect():
-        print("\t".join("" if v is None else v for v in row))
+    for number, statement in enumerate(statements):
+        try:
+            frame = spark.sql(statement)
+        except (AnalysisException, ParseException) as error:  # the query's fault, not the lake's
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            which = f"statement {number + 1}: " if len(statements) > 1 else ""
+            raise InvalidQuery(f"{which}{first}: fix the query (`show tables in <database>` lists the tables)") from None
+        if number:
+            print()
+        print("\t".join(frame.columns))
+        # rendered by Spark, as its own SQL shell does: a Python datetime cannot hold every year a timestamp can
+        texts = frame.toDF(*(f"c{i}" for i in range(len(frame.columns))))
+        for row in texts.select([F.col(c).cast("string") for c in texts.columns]).collect():
+            print("\t".join("" if v is None else v for v in row))
     return 0
+
+
+def _read_file(path: str) -> str:
+    from .errors import InvalidSettings
+
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.read()
+    except OSError as error:
+        raise InvalidSettings(f"cannot read -f {path!r}: {error.strerror}") from None
+
+
+def sql_statements(text: str) -> list[str]:
+    """The statements of ``text``, each ended by ';' outside quotes and comments, stripped; empty ones dropped."""
+    statements, current, quote, index = [], [], None, 0
+    while index < len(text):
+        char = text[index]
+        if quote:
+            current.append(char)
+            if char == "\\" and quote != "`" and index + 1 < len(text):
+                current.append(text[index + 1])
+                index += 1
+            elif char == quote:
+                quote = None
+        elif char in "'\"`":
+            quote = char
+            current.append(char)
+        elif text.startswith("--", index):  # a comment runs to the end of its line
+            index = text.find("\n", index)
+            index = len(text) if index < 0 else index
+            continue
+        elif char == ";":
+            statements.append("".join(current).strip())
+            current = []
+        else:
+            current.append(char)
+        index += 1
+    statements.append("".join(current).strip())
+    return [statement for statement in statements if statement]
 
 
 def run_suppress(args: argparse.Namespace) -> int:
