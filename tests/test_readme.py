@@ -1,5 +1,7 @@
-"""The README's prop tables are the props' docstrings and defaults (tools/readme_prop_tables.py)."""
+"""The README's prop tables are the props' docstrings and defaults (tools/readme_prop_tables.py), and its contents
+list every section."""
 import dataclasses
+import re
 
 import pytest
 from conftest import REPO, load_module
@@ -39,3 +41,13 @@ def test_a_stale_table_is_rewritten_and_an_undocumented_prop_refused():
 
     with pytest.raises(SystemExit, match="Undocumented does not document size"):
         tables.table(Undocumented)
+
+
+def test_the_contents_list_every_section_in_order_with_its_anchor():
+    readme = (REPO / "README.md").read_text()
+    contents, body = readme.split("## Contents\n", 1)[1].split("\n## ", 1)
+    listed = re.findall(r"^ *- \[(.+)\]\(#(.+)\)$", contents, re.M)
+    headings = re.findall(r"^#{2,3} (.+)$", "## " + body, re.M)
+    assert [title for title, _ in listed] == [h.replace("`", "") for h in headings]
+    # GitHub's anchors: lower case, punctuation but '-' and '_' dropped, spaces to '-'
+    assert [anchor for _, anchor in listed] == [re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings]
