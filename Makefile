@@ -24,7 +24,7 @@ LAKE := $(VENV)/bin/segment-lake
 # hashes in workload/emr/runtime.lock, downloaded once; the build itself is offline and reproducible.
 EMR_WHEELS := .cache/emr-wheels
 BUNDLE := constructs/segment_data_lake/app/segment-lake-app.zip
-BUNDLE_INPUTS := $(shell find workload/emr workload/src/segment_lake -type f -not -path '*__pycache__*' 2>/dev/null)
+BUNDLE_INPUTS := $(shell find workload/emr workload/src/segment_lake contract -type f -not -path '*__pycache__*' 2>/dev/null)
 
 .PHONY: setup bundle dist synth validate scan demo sync-demo test soak bench clean
 
@@ -32,9 +32,10 @@ setup: $(STAMP) $(JARS) $(BUNDLE)
 
 bundle: $(BUNDLE)
 
-# The constructs as a wheel with the bundle and policy templates inside: pip install dist/*.whl
+# Three wheels: the contract, the constructs (with the bundle and policy templates inside) and the sync app.
+# The constructs: pip install dist/segment_lake_contract-*.whl dist/segment_data_lake_cdktf-*.whl
 dist: $(BUNDLE)
-	rm -rf build dist && $(PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist .
+	rm -rf build dist && $(PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist ./contract . ./workload
 	@ls dist/*.whl
 
 $(EMR_WHEELS)/.complete: workload/emr/runtime.lock | $(STAMP)
@@ -55,7 +56,7 @@ $(JARS): $(SAGEMAKER_SDIST)
 	tar -xzf $(SAGEMAKER_SDIST) -C $(JARS_DIR) --strip-components=3 sagemaker_pyspark-1.4.5/deps/jars/$(notdir $@)
 	touch $@
 
-$(STAMP): requirements.lock pyproject.toml workload/pyproject.toml
+$(STAMP): requirements.lock pyproject.toml workload/pyproject.toml contract/pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11"; exit 1; }
 	@command -v java >/dev/null || { echo "java not found: Spark needs Java 17 (apt-get install openjdk-17-jre-headless)"; exit 1; }
 	@command -v node >/dev/null || { echo "node not found: cdktf (jsii) needs Node.js 20 or newer"; exit 1; }
@@ -64,7 +65,7 @@ $(STAMP): requirements.lock pyproject.toml workload/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.lock
-	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . -e ./workload
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e ./contract -e . -e ./workload
 	touch $@
 
 synth: setup

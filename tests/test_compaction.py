@@ -14,12 +14,12 @@ from sync_harness import Lake, make_catalog
 
 from segment_lake.catalog import same_location
 from segment_lake.compaction import Compaction, CompactionJournal, Merge, files_wanted, partition_end
-from segment_lake.contract import DATE_PARTITIONS
 from segment_lake.deletion import Journal, UserDeletion
 from segment_lake.errors import InvalidSettings
 from segment_lake.landed_index import Generation, current_generation, day_of_folder, window
 from segment_lake.state import SourceState
 from segment_lake.sync import Sync
+from segment_lake_contract import DATE_PARTITIONS
 
 CLI = str(Path(sys.executable).with_name("segment-lake"))
 

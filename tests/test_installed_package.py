@@ -66,13 +66,19 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_synthesizes_validates_and_scans
     # from this project's environment instead of being installed again. A plain path entry: the project's
     # own editable installs there are not activated, so only the wheel provides the constructs.
     (site / "borrowed-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    # `pip install <checkout>`: pip builds the wheel in an isolated environment (setuptools from the index)
-    install = _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(source)], tmp_path)
+    # `pip install <checkout>/contract <checkout>`: pip builds the wheels in an isolated environment (setuptools
+    # from the index); the sync app (workload/) goes in too, to be uninstalled below
+    install = _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(source / "contract"), str(source),
+                    str(source / "workload")], tmp_path)
     assert install.returncode == 0, install.stderr
     shutil.rmtree(source)  # nothing may reach back into the checkout
-    where = _run([str(python), "-c", "import segment_data_lake, segment_lake; print(segment_data_lake.__file__);"
-                  "print(segment_lake.__file__)"], tmp_path)
-    assert where.stdout.split() == [str(site / "segment_data_lake" / "__init__.py"), str(site / "segment_lake" / "__init__.py")]
+    where = _run([str(python), "-c", "import segment_data_lake, segment_lake_contract; print(segment_data_lake.__file__);"
+                  "print(segment_lake_contract.__file__)"], tmp_path)
+    assert where.stdout.split() == [str(site / "segment_data_lake" / "__init__.py"), str(site / "segment_lake_contract.py")]
+    # one distribution owns segment_lake: uninstalling the sync app leaves the constructs whole, and the other way
+    assert _run([str(python), "-m", "pip", "uninstall", "--quiet", "--yes", "segment-lake"], tmp_path).returncode == 0
+    gone = _run([str(python), "-c", "import segment_lake"], tmp_path)
+    assert gone.returncode == 1 and "No module named 'segment_lake'" in gone.stderr
     installed_before = sorted(str(p) for p in (site / "segment_data_lake").rglob("*") if "__pycache__" not in p.parts)
 
     apps = {"consumer": CONSUMER_APP, "readme": readme_example()}
@@ -105,6 +111,15 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_synthesizes_validates_and_scans
         scan = _run([sys.executable, str(REPO / "policies" / "scan.py"), str(tmp_path / name / "cdktf.out")], REPO)
         assert scan.returncode == 0, scan.stdout + scan.stderr
         assert "checkov passed" in scan.stderr and " 0 findings" in scan.stderr
+    # the constructs' distribution uninstalled, the sync app (installed again) still imports
+    wheel = _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--wheel-dir",
+                  str(tmp_path / "wheels"), str(REPO / "workload")], tmp_path)
+    assert wheel.returncode == 0, wheel.stderr
+    for step in (["install", "--no-deps", *map(str, (tmp_path / "wheels").glob("*.whl"))],
+                 ["uninstall", "--yes", "segment-data-lake-cdktf"]):
+        assert _run([str(python), "-m", "pip", *step, "--quiet"], tmp_path).returncode == 0, step
+    app = _run([str(python), "-c", "import segment_lake.cli, segment_lake.layout"], tmp_path)
+    assert app.returncode == 0, app.stderr
     consumer = json.loads((tmp_path / "consumer" / "cdktf.out" / "stacks" / "consumer" / "cdk.tf.json").read_text())
     assert next(iter(consumer["resource"]["aws_emr_cluster"].values()))["ec2_attributes"]["subnet_id"].startswith(
         "${aws_subnet.")

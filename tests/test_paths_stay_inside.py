@@ -7,10 +7,10 @@ from urllib.parse import urlparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from segment_lake.contract import slug
 from segment_lake.errors import InvalidSettings
 from segment_lake.layout import LakeLayout
 from segment_lake.settings import SyncSettings
+from segment_lake_contract import slug
 
 HOSTILE = st.one_of(
     st.sampled_from(["..", "../..", "../../etc/passwd", "/", "/abs", "a/b", "a\\b", ".", "x\x00y", "x\ny", "\u202e",

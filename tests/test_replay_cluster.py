@@ -13,9 +13,9 @@ from role_policies import policy_document
 from stack_helpers import named, only, policy, resolve, resources, statement
 
 from segment_lake.cli import main
-from segment_lake.contract import REPLAY_TEMPLATES_PREFIX
 from segment_lake.errors import InvalidSettings
 from segment_lake.replay_on_emr import replay_request
+from segment_lake_contract import REPLAY_TEMPLATES_PREFIX
 
 SOURCE = "Kq8dV1bX2c"  # acme_web in examples/complete
 

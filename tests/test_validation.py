@@ -227,5 +227,6 @@ def test_a_step_script_terraform_would_misread_is_refused(tmp_path):
         archive.writestr("run-sync.sh", 'root="${ROOT:-/mnt}"\n')
         archive.writestr("step_entry.py", "")
         archive.writestr("site/segment_lake/cli.py", "")
+        archive.writestr("site/segment_lake_contract.py", "")
     with pytest.raises(DataLakeConfigError, match="run-sync.sh in .* holds '\\$\\{' or '%\\{', which Terraform would read"):
         WorkloadDeliveryProps(bucket_name="b", bundle_path=bundle)

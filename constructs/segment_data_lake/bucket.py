@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from constructs import Construct
 
-from segment_lake.contract import STAGE_PREFIX
+from segment_lake_contract import STAGE_PREFIX
 
 from . import policy_documents, validation
 from .aws import (

@@ -9,7 +9,7 @@ from pathlib import Path
 from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
-from segment_lake import contract
+import segment_lake_contract as contract
 
 from . import validation
 from .account import AwsAccount

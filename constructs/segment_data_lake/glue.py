@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from constructs import Construct
 
-from segment_lake.contract import REPORTS_DATABASE
+from segment_lake_contract import REPORTS_DATABASE
 
 from . import validation
 from .account import AwsAccount

@@ -1,5 +1,5 @@
 """The IAM roles of the data lake, each with a least-privilege policy: what each may do is written from the lake's
-prefixes (``segment_lake.contract``) and databases, so no role can write where it only reads."""
+prefixes (``segment_lake_contract``) and databases, so no role can write where it only reads."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from constructs import Construct
 
-from segment_lake.contract import APP_PREFIX, DATA_PREFIX, LOGS_PREFIX, RAW_PREFIX, REPORTS_DATABASE, STAGE_PREFIX
+from segment_lake_contract import APP_PREFIX, DATA_PREFIX, LOGS_PREFIX, RAW_PREFIX, REPORTS_DATABASE, STAGE_PREFIX
 
 from . import policy_documents, validation
 from .account import AwsAccount

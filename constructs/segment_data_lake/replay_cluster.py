@@ -14,7 +14,7 @@ from typing import Any
 
 from constructs import Construct
 
-from segment_lake import contract
+import segment_lake_contract as contract
 
 from . import policy_documents, validation
 from .account import AwsAccount

@@ -5,7 +5,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from segment_lake import contract
+import segment_lake_contract as contract
 
 from . import validation
 
@@ -48,7 +48,7 @@ class SegmentSource:
 
     @property
     def table_name_prefix(self) -> str:
-        """What the sync starts table names with (``segment_lake.contract.join_prefix``)."""
+        """What the sync starts table names with (``segment_lake_contract.join_prefix``)."""
         return contract.join_prefix(self.table_prefix)
 
 

@@ -135,7 +135,7 @@ def matches(value: str, pattern: str, what: str, advice: str) -> str:
 
 
 def matches_name(value: str, name) -> str:
-    """``value`` when it is a token or matches ``name`` (a ``segment_lake.contract.NamePattern``)."""
+    """``value`` when it is a token or matches ``name`` (a ``segment_lake_contract.NamePattern``)."""
     return matches(value, name.pattern, name.what, name.advice)
 
 

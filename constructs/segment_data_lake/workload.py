@@ -14,7 +14,7 @@ from pathlib import Path
 from cdktf import AssetType, TerraformAsset, TerraformResourceLifecycle
 from constructs import Construct
 
-from segment_lake.contract import APP_PREFIX
+from segment_lake_contract import APP_PREFIX
 
 from . import validation
 from .aws import S3Object
@@ -22,7 +22,7 @@ from .aws import S3Object
 BUNDLE_NAME = "segment-lake-app.zip"
 STEP_SCRIPT = "run-sync.sh"
 # What a bundle must hold: the step, what spark-submit runs, and the sync itself.
-_BUNDLE_ENTRIES = (STEP_SCRIPT, "step_entry.py", "site/segment_lake/cli.py")
+_BUNDLE_ENTRIES = (STEP_SCRIPT, "step_entry.py", "site/segment_lake/cli.py", "site/segment_lake_contract.py")
 # command-runner.jar runs this on the master node: fetch the release's step script, run it with the
 # step's arguments ($0 is the script's URI). Nothing to install on the cluster, no extra IAM grant.
 STEP_LAUNCHER = ('set -eu; script=$(mktemp); trap \'rm -f "$script"\' EXIT; '

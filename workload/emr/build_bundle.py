@@ -3,7 +3,8 @@
     python workload/emr/build_bundle.py --wheels DIR --output FILE.zip [--app DIR]
 
 The zip holds ``run-sync.sh`` (the step), ``step_entry.py`` (what spark-submit runs) and ``site/``:
-the ``segment_lake`` package from ``workload/src`` and the runtime wheels of ``runtime.lock``, unpacked.
+the ``segment_lake`` package from ``workload/src``, the ``segment_lake_contract`` module from ``contract/``
+and the runtime wheels of ``runtime.lock``, unpacked.
 It needs no network and no build backend, and it is reproducible: the same sources and wheels give
 the same bytes (entries sorted, timestamps from SOURCE_DATE_EPOCH or 1980-01-01, fixed modes), so
 its content hash changes only when the app or its pins do. Wheels are checked against the lock's hashes.
@@ -21,6 +22,7 @@ from pathlib import Path
 
 EMR_DIR = Path(__file__).resolve().parent
 APP_DIR = EMR_DIR.parent / "src" / "segment_lake"
+CONTRACT = EMR_DIR.parent.parent / "contract" / "segment_lake_contract.py"  # the app's naming rules (../contract)
 LOCK = EMR_DIR / "runtime.lock"
 SCRIPTS = ("run-sync.sh", "step_entry.py")
 _ZIP_EPOCH = 315532800  # 1980-01-01, the earliest time a zip entry can hold
@@ -65,6 +67,7 @@ def _entries(app_dir: Path, wheels: list[Path]) -> dict[str, tuple[bytes, int]]:
     for path in sorted(app_dir.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
             entries[f"site/segment_lake/{path.relative_to(app_dir).as_posix()}"] = (path.read_bytes(), 0o644)
+    entries[f"site/{CONTRACT.name}"] = (CONTRACT.read_bytes(), 0o644)
     for wheel in wheels:
         with zipfile.ZipFile(wheel) as archive:
             for info in archive.infolist():

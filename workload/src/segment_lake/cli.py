@@ -7,8 +7,9 @@ import os
 import sys
 from datetime import UTC
 
+from segment_lake_contract import DATE_PARTITIONS, DEFAULT_OLDER_THAN_HOURS, DEFAULT_TARGET_FILE_MB
+
 from . import interrupt
-from .contract import DATE_PARTITIONS, DEFAULT_OLDER_THAN_HOURS, DEFAULT_TARGET_FILE_MB
 from .errors import classify, missing_input
 
 EMR_INFO = "/mnt/var/lib/info/job-flow.json"

@@ -25,8 +25,9 @@ from datetime import UTC, datetime, timedelta
 
 from pyspark.sql import SparkSession
 
+from segment_lake_contract import DATE_PARTITIONS
+
 from .catalog import Catalog, location_key, same_location
-from .contract import DATE_PARTITIONS
 from .deletion import finish_deletion
 from .errors import InvalidSettings
 from .landed_index import compact_index

@@ -20,7 +20,8 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from .contract import DATE_PARTITIONS
+from segment_lake_contract import DATE_PARTITIONS
+
 from .dedup import DEDUP_WINDOW_DAYS
 from .layout import LakeLayout
 from .state import SourceState

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import urlparse
 
-from .contract import DATA_PREFIX, STAGE_PREFIX
+from segment_lake_contract import DATA_PREFIX, STAGE_PREFIX
+
 from .storage import join
 
 DATA, STAGE = DATA_PREFIX.rstrip("/"), STAGE_PREFIX.rstrip("/")

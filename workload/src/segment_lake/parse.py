@@ -12,7 +12,8 @@ import json
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
-from .contract import DATE_PARTITIONS
+from segment_lake_contract import DATE_PARTITIONS
+
 from .jvm_code import load_class
 
 DECODE = "segment_lake_decode_fields"

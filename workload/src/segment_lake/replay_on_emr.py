@@ -10,7 +10,8 @@ from datetime import date
 from typing import Any
 from urllib.parse import urlparse
 
-from .contract import REPLAY_TEMPLATE_FORMAT, REPLAY_TEMPLATES_PREFIX
+from segment_lake_contract import REPLAY_TEMPLATE_FORMAT, REPLAY_TEMPLATES_PREFIX
+
 from .errors import InvalidSettings
 
 

@@ -3,7 +3,7 @@ and its date partition comes from its receivedAt, in UTC (``contract.DATE_PARTIT
 ``jvm/ParseLines.java`` applies it."""
 from __future__ import annotations
 
-from .contract import DATE_PARTITIONS
+from segment_lake_contract import DATE_PARTITIONS
 
 
 def partition_keys(date_partition: str) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from .contract import (
+from segment_lake_contract import (
     DATE_PARTITIONS,
     GLUE_DATABASE,
     SOURCE_ID,
@@ -14,6 +14,7 @@ from .contract import (
     join_prefix,
     slug,
 )
+
 from .errors import InvalidSettings
 from .storage import normalize_uri
 

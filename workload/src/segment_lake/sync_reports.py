@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from segment_lake_contract import REPORTS_DATABASE
+
 from .catalog import Catalog, TableChange
-from .contract import REPORTS_DATABASE
 from .layout import OLD_REPORT, REPORT_KEYS, LakeLayout, report_day, report_folder
 from .report import REPORT_COLUMNS
 from .storage import LakeStorage, join
