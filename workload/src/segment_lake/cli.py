@@ -10,7 +10,7 @@ from datetime import UTC
 from segment_lake_contract import DATE_PARTITIONS, DEFAULT_OLDER_THAN_HOURS, DEFAULT_TARGET_FILE_MB
 
 from . import interrupt
-from .errors import classify, missing_input
+from .errors import SparkDied, classify, missing_input
 
 EMR_INFO = "/mnt/var/lib/info/job-flow.json"
 
@@ -550,24 +550,28 @@ def main(argv: list[str] | None = None) -> int:
     interrupt.ENABLED = True
     session = sys.modules.get("segment_lake.session")  # imported only by commands that start Spark
     started = session.started_sessions() if session else 0
+    line, jvm_alive = None, True
     try:
-        return {"sync": run_sync, "generate": run_generate, "sql": run_sql, "state": run_state,
-                "history": run_history, "suppress": run_suppress,
-                "delete-users": run_delete_users, "replay": run_sync,
-                "replay-on-emr": run_replay_on_emr, "compact": run_compact,
-                "move-reports": run_move_reports}[args.command](args)
+        code = COMMANDS[args.command](args)
     except Exception as error:  # one line naming what failed; the report has the rest
         if interrupt.received():
             stopped = error if isinstance(error, interrupt.Interrupted) else interrupt.Interrupted(
                 interrupt.received(), "what it began, the next run of the command (or a sync) finishes or undoes")
-            print(f"segment-lake: {stopped}", file=sys.stderr)
-            return stopped.exit_code
-        code, message = classify(error)
-        print(f"segment-lake: error ({code}): {message}", file=sys.stderr)
-        return 1
+            code, line = stopped.exit_code, f"segment-lake: {stopped}"
+        else:
+            kind, message = classify(error)
+            code, line = 1, f"segment-lake: error ({kind}): {message}"
+        jvm_alive = not isinstance(error, SparkDied)
     except KeyboardInterrupt:  # before Spark started (and the handlers with it)
-        print("segment-lake: interrupted by SIGINT: nothing was begun", file=sys.stderr)
-        return 130
-    finally:
-        if "segment_lake.session" in sys.modules:
-            sys.modules["segment_lake.session"].stop_started_sessions(since=started)
+        code, line = 130, "segment-lake: interrupted by SIGINT: nothing was begun"
+    # the session this command started ends before its last line (a JVM that died has nothing left to stop)
+    if jvm_alive and "segment_lake.session" in sys.modules:
+        sys.modules["segment_lake.session"].stop_started_sessions(since=started)
+    if line:
+        print(line, file=sys.stderr)
+    return code
+
+
+COMMANDS = {"sync": run_sync, "generate": run_generate, "sql": run_sql, "state": run_state, "history": run_history,
+            "suppress": run_suppress, "delete-users": run_delete_users, "replay": run_sync,
+            "replay-on-emr": run_replay_on_emr, "compact": run_compact, "move-reports": run_move_reports}
