@@ -30,7 +30,7 @@ def parser() -> argparse.ArgumentParser:
     replay = commands.add_parser(
         "replay", help="land again the raw events received in a window of days, without duplicates",
         description="Land the raw events of the day folders (Segment's <day-epoch-ms>) from --from to --to, whether "
-                    "synced before or not, with the sync's engine, lock and exactly-once state: what the lake already "
+                    "synced before or not, as a sync lands them: each event at most once, so what the lake already "
                     "has is dropped as a duplicate. The report says replay: true.")
     _sync_arguments(replay)
     replay.add_argument("--from", dest="replay_from", required=True, type=_day, help="first day, YYYY-MM-DD (UTC)")
@@ -92,8 +92,9 @@ def parser() -> argparse.ArgumentParser:
     delete.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
 
     compact = commands.add_parser(
-        "compact", help="merge the small files of a source's closed partitions toward a target size",
-        description="Merge each closed partition's files into as few as --target-file-mb allows, with the same rows. "
+        "compact", help="merge the small files of a source's past hours (or days) into fewer, larger ones",
+        description="Merge the files of each hour (or day) that no sync adds to any more (ended --older-than hours "
+                    "ago) into as few as --target-file-mb allows, with the same rows. "
                     "Readers see the old files or the merged ones (the catalog points at the merged files while the "
                     "partition's folder changes); takes the source's lock; a crash is finished by the next compact "
                     "or sync. Pass the naming options the syncs use. Writes a report with the file counts.")
@@ -175,7 +176,8 @@ def _sync_arguments(command: argparse.ArgumentParser) -> None:
 def _catalog_arguments(command: argparse.ArgumentParser) -> None:
     """Where the source's tables are registered and how they are named and partitioned."""
     command.add_argument("--source-slug", help="source slug; names the default database")
-    command.add_argument("--glue-database", help="database of the tables (default: slug of the source slug, else of the id)")
+    command.add_argument("--glue-database", help="database of the tables (default: the source slug in lower case, "
+                                                 "'_' for other characters; else the source id)")
     command.add_argument("--table-prefix", default="", help="prefix of every table name, e.g. ios_")
     command.add_argument("--date-partition", default="day_hour", choices=list(DATE_PARTITIONS),
                          help="partition layout by receivedAt (default day_hour)")
