@@ -75,7 +75,7 @@ validate: synth
 	cd $(STACK_DIR) && terraform init -backend=false -input=false -plugin-dir=$(TF_PLUGIN_DIR) >/dev/null && terraform validate
 
 scan: synth
-	$(PY) policies/scan.py cdktf.out
+	$(PY) -m segment_data_lake_scan cdktf.out
 
 demo: validate scan sync-demo
 

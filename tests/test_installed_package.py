@@ -47,6 +47,13 @@ def readme_example() -> str:
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
+def readme_scan_example() -> tuple[list[str], str]:
+    """The commands and the skips file of the README's "Scanning (yours too)", verbatim."""
+    section = REPO.joinpath("README.md").read_text().split("## Scanning (yours too)", 1)[1].split("\n## ", 1)[0]
+    commands = re.search(r"```sh\n(.*?)```", section, re.S).group(1).strip().splitlines()
+    return commands, re.search(r"```json\n(.*?)```", section, re.S).group(1)
+
+
 def _run(args, cwd, **kwargs):
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=600, **kwargs)
 
@@ -108,9 +115,17 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_synthesizes_validates_and_scans
         assert init.returncode == 0, init.stderr
         validate = json.loads(_run([binary, "validate", "-json"], stack_dir).stdout)
         assert validate["valid"] is True, (name, validate["diagnostics"])
-        scan = _run([sys.executable, str(REPO / "policies" / "scan.py"), str(tmp_path / name / "cdktf.out")], REPO)
+        scan = _run([str(python), "-m", "segment_data_lake_scan", str(tmp_path / name / "cdktf.out")], tmp_path)
         assert scan.returncode == 0, scan.stdout + scan.stderr
         assert "checkov passed" in scan.stderr and " 0 findings" in scan.stderr
+    # the README's scan of a user's own stack, verbatim, with the scan the wheel installed
+    commands, skips = readme_scan_example()
+    (tmp_path / "consumer" / "my-skips.json").write_text(skips)
+    (tmp_path / "consumer" / "my-findings.json").write_text("[]")
+    for command in commands:
+        scanned = subprocess.run(command, shell=True, cwd=tmp_path / "consumer", capture_output=True, text=True,
+                                 timeout=600, env=dict(env, PATH=f"{venv / 'bin'}:{env['PATH']}"))
+        assert scanned.returncode == 0 and "scan passed" in scanned.stderr, (command, scanned.stdout + scanned.stderr)
     # the constructs' distribution uninstalled, the sync app (installed again) still imports
     wheel = _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--wheel-dir",
                   str(tmp_path / "wheels"), str(REPO / "workload")], tmp_path)

@@ -1,5 +1,5 @@
 """Marks, by address, the resources whose checkov findings the policy scan may accept
-(``policies/accepted-skips.json``). The marks go into the synthesized stack itself, under a comment
+(``segment_data_lake_scan/accepted-skips.json``). The marks go into the synthesized stack itself, under a comment
 key (``//``) that Terraform ignores, so the scan accepts a documented skip only for a resource these
 constructs made, never for every resource of a type (a user's own bucket keeps its findings)."""
 from __future__ import annotations

@@ -1,15 +1,18 @@
 """Scan synthesized CDKTF stacks with checkov and lint their IAM policies with parliament.
 
-    python policies/scan.py cdktf.out [more stacks or cdk.tf.json files]
-        [--skips policies/accepted-skips.json] [--iam-findings policies/accepted-iam-findings.json]
+    python -m segment_data_lake_scan cdktf.out [more stacks or cdk.tf.json files]
+        [--skips my-skips.json ...] [--iam-findings my-findings.json ...]
+    (or the command segment-data-lake-scan; needs the extra: pip install 'segment-data-lake-cdktf[scan]')
 
 checkov's terraform_json runner ignores inline skips and exits 0 when it
 cannot parse a file, so this wrapper:
-  * runs checkov with this module's custom checks (policies/checks),
-  * accepts a failure only if a documented skip (check id, the role of the
-    resources it applies to, reason) covers it and the failing resource is one
-    the constructs marked with that role (by address, in the stack's
-    "//.segment_data_lake_scan"), and fails on every other failure,
+  * runs checkov with this package's custom checks (checks/),
+  * accepts a failure only if a documented skip covers it: this package's
+    (accepted-skips.json: check id, the role of the resources it applies to,
+    reason), for the resources the constructs marked with that role (by
+    address, in the stack's "//.segment_data_lake_scan"), or one of a user's
+    files, which add to them and may also name resources by address
+    ("resources": ["aws_s3_bucket.logs*"]); fails on every other failure,
   * fails unless each stack was parsed and a non-zero number of checks ran,
   * lints every IAM identity policy with parliament, failing on findings not
     documented as accepted.
@@ -28,6 +31,7 @@ from pathlib import Path
 
 POLICIES_DIR = Path(__file__).resolve().parent
 CHECKS_DIR = POLICIES_DIR / "checks"
+MODULE_SKIPS, MODULE_FINDINGS = POLICIES_DIR / "accepted-skips.json", POLICIES_DIR / "accepted-iam-findings.json"
 MARKS_KEY = "segment_data_lake_scan"  # constructs/segment_data_lake/scan_marks.py
 IAM_POLICY_TYPES = ("aws_iam_policy", "aws_iam_role_policy", "aws_iam_user_policy", "aws_iam_group_policy")
 
@@ -80,9 +84,11 @@ def _address(record: dict, types: dict[str, str]) -> str:
 def run_checkov(stack_file: Path) -> dict:
     python_path = os.pathsep.join(filter(None, [str(CHECKS_DIR), os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, BC_SKIP_MAPPING="TRUE", PYTHONPATH=python_path)
-    checkov = Path(sys.executable).with_name("checkov")
+    # checkov's module, not its script: an environment that borrows checkov has no script beside its python
+    checkov = ("import sys, warnings; from checkov.main import Checkov; "
+               "warnings.simplefilter('ignore', SyntaxWarning); sys.exit(Checkov().run())")
     result = subprocess.run(
-        [str(checkov), "--file", str(stack_file), "--framework", "terraform_json", "--output", "json",
+        [sys.executable, "-c", checkov, "--file", str(stack_file), "--framework", "terraform_json", "--output", "json",
          "--external-checks-dir", str(CHECKS_DIR), "--soft-fail", "--quiet", "--skip-download"],
         capture_output=True, text=True, env=env)
     try:
@@ -108,7 +114,8 @@ def checkov_problems(stack_file: Path, stack: dict, skips: list[dict]) -> tuple[
     marks = stack.get("//", {}).get(MARKS_KEY, {})  # role -> addresses, written by the constructs
     for record in report.get("results", {}).get("failed_checks", []):
         address = _address(record, types)
-        if any(s["check"] == record["check_id"] and address in marks.get(s["applies_to"], ()) for s in skips):
+        if any(s["check"] == record["check_id"] and (address in marks.get(s.get("applies_to"), ()) or any(
+                fnmatch.fnmatchcase(address, pattern) for pattern in s.get("resources", ()))) for s in skips):
             accepted += 1
             continue
         problems.append(f"{stack_file}: {record['check_id']} {record.get('check_name', '')} failed for "
@@ -148,12 +155,25 @@ def parliament_problems(stack_file: Path, stack: dict, accepted: list[dict]) -> 
     return problems, len(policies)
 
 
-def scan(paths: list[str], skips_file: Path, findings_file: Path) -> list[str]:
-    skips = json.loads(skips_file.read_text())
-    for skip in skips:
-        if not skip.get("check") or not skip.get("applies_to") or not skip.get("reason"):
-            raise ScanError(f"skip {skip!r} in {skips_file} needs a 'check', an 'applies_to' and a 'reason'")
-    accepted_findings = json.loads(findings_file.read_text())
+def _entries(files: list[Path]) -> list[tuple[Path, dict]]:
+    entries = []
+    for path in files:
+        try:
+            entries += [(path, entry) for entry in json.loads(path.read_text())]
+        except (OSError, ValueError) as error:
+            raise ScanError(f"cannot read {path}: {error}: pass a JSON list") from None
+    return entries
+
+
+def scan(paths: list[str], skips_files: list[Path], findings_files: list[Path]) -> list[str]:
+    """Every problem of the stacks; ``skips_files`` and ``findings_files`` add to this package's own."""
+    skips = []
+    for path, skip in _entries([MODULE_SKIPS, *skips_files]):
+        if not skip.get("check") or not skip.get("reason") or not (skip.get("applies_to") or skip.get("resources")):
+            raise ScanError(f"skip {skip!r} in {path} needs a 'check', a 'reason', and an 'applies_to' (a role the "
+                            f"constructs mark) or 'resources' (addresses, '*' allowed)")
+        skips.append(skip)
+    accepted_findings = [finding for _, finding in _entries([MODULE_FINDINGS, *findings_files])]
     problems = []
     for stack_file in stack_files(paths):
         try:
@@ -170,12 +190,15 @@ def scan(paths: list[str], skips_file: Path, findings_file: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Scan synthesized stacks with checkov and parliament.")
+    parser = argparse.ArgumentParser(prog="segment-data-lake-scan",
+                                     description="Scan synthesized stacks with checkov and parliament.")
     parser.add_argument("paths", nargs="+", help="stack folders (searched for cdk.tf.json) or cdk.tf.json files")
-    parser.add_argument("--skips", type=Path, default=POLICIES_DIR / "accepted-skips.json",
-                        help="documented checkov failures to accept (check, resource_type, reason)")
-    parser.add_argument("--iam-findings", type=Path, default=POLICIES_DIR / "accepted-iam-findings.json",
-                        help="documented parliament findings to accept (issue, resource, reason)")
+    parser.add_argument("--skips", type=Path, action="append", default=[], metavar="FILE",
+                        help="checkov failures to accept, in addition to the module's own: a JSON list of {check, "
+                             "reason, and resources (addresses, '*' allowed) or applies_to (a role the constructs mark)}")
+    parser.add_argument("--iam-findings", type=Path, action="append", default=[], metavar="FILE",
+                        help="parliament findings to accept, in addition to the module's own: a JSON list of {issue, "
+                             "resource (an address, '*' allowed), reason}")
     args = parser.parse_args(argv)
     try:
         problems = scan(args.paths, args.skips, args.iam_findings)
