@@ -308,6 +308,7 @@ def test_sql_statements_end_at_semicolons_outside_quotes_and_comments():
         "select 1", "select ';'", "select `a;b` from t"]
     assert sql_statements("select 'it\\'s;' as x") == ["select 'it\\'s;' as x"]
     assert sql_statements("  ;\n-- nothing\n") == []
+    assert sql_statements("/* a; b */ select 1 /* c;\n d */; select 2") == ["select 1", "select 2"]
 
 
 def test_a_cluster_shuffles_into_a_few_tasks_per_core_not_sparks_200():
@@ -320,6 +321,7 @@ def test_a_cluster_shuffles_into_a_few_tasks_per_core_not_sparks_200():
     # EMR's default: dynamic allocation without a bound; the cores registered when the session starts
     assert cluster_shuffle_partitions({**dynamic, "spark.dynamicAllocation.maxExecutors": "2147483647"}, 16) == 64
     assert cluster_shuffle_partitions(dynamic, 16) == 64
+    assert cluster_shuffle_partitions(dynamic, 2, cluster_cores=48) == 192  # YARN's running nodes, before executors
 
 
 def test_a_command_stops_the_spark_it_started(tmp_path):

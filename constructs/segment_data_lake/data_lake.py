@@ -175,9 +175,9 @@ class SegmentDataLake(Construct):
         self.catalog = GlueCatalog(self, "Glue", props=props.catalog_props(), bucket_arn=self.bucket.bucket_arn,
                                    account=self.account)
         if props.lake_formation:
-            self.catalog.grant_sync(self.roles.emr_instance_role.arn)
+            self.catalog.grant_sync(self.roles.emr_instance_role.arn, name="EmrInstanceRole")
             if self.roles.vendor_role:
-                self.catalog.grant_sync(self.roles.vendor_role.arn, drop_tables=True)
+                self.catalog.grant_sync(self.roles.vendor_role.arn, name="VendorRole", drop_tables=True)
         self.outputs = self._outputs()
 
     def _outputs(self) -> dict[str, TerraformOutput]:

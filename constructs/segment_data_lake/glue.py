@@ -39,12 +39,14 @@ class GlueCatalogProps:
     :param lake_formation: govern the lake with Lake Formation: the roles that run the sync get what it
         uses (``grant_sync``) and ``lake_formation_role_arns`` read (``grant_read``); needs
         ``create_glue_databases`` (a grant needs its database), and the deploying principal must be a Lake
-        Formation administrator.
+        Formation administrator. In hybrid access mode Lake Formation enforces the grants only for principals
+        opted in (``aws_lakeformation_opt_in``); IAM permissions keep working for the others.
     :param lake_formation_role_arns: IAM role ARNs that read the lake (analysts, Athena): ``DESCRIBE`` on the
         databases, ``SELECT`` and ``DESCRIBE`` on their tables.
     :param register_bucket: with ``lake_formation``, register the lake bucket with Lake Formation (hybrid
-        access mode, so principals that IAM lets read it keep reading it; the service-linked role), which the
-        roles' ``DATA_LOCATION_ACCESS`` grants need. False when the bucket is registered already.
+        access mode, so principals that IAM lets read it keep reading it; the service-linked role, which cannot
+        use a customer managed KMS key: register it yourself with a role that can), which the roles'
+        ``DATA_LOCATION_ACCESS`` grants need. False when the whole bucket is registered already.
     :param create_reports_database: with ``lake_formation``, create the sync reports' database
         (``__segment_datalake``), which its grants need. One per account: False for a second lake in the
         account, or where it exists already (or ``terraform import`` it).
@@ -85,7 +87,7 @@ class GlueCatalog(Construct):
         self.databases: dict[str, GlueCatalogDatabase] = {}
         self.grants: list[LakeformationPermissions] = []
         self.location: LakeformationResource | None = None
-        self._principals: list[str] = []
+        self._principals: dict[str, str] = {}  # grants' name -> role ARN
         if props.create_glue_databases:
             for name in self.database_names:
                 self.databases[name] = GlueCatalogDatabase(
@@ -99,48 +101,45 @@ class GlueCatalog(Construct):
         if props.register_bucket:
             self.location = LakeformationResource(self, "BucketLocation", arn=bucket_arn, use_service_linked_role=True,
                                                   hybrid_access_enabled=True)
-        for role_arn in props.lake_formation_role_arns:
-            self.grant_read(role_arn)
+        for index, role_arn in enumerate(props.lake_formation_role_arns):
+            self.grant_read(role_arn, name=f"Reader{index}")
 
-    def grant_sync(self, role_arn: str, *, drop_tables: bool = False) -> None:
+    def grant_sync(self, role_arn: str, *, name: str, drop_tables: bool = False) -> None:
         """Lets ``role_arn`` run the sync under Lake Formation: create tables pointing into the bucket, read and
         alter them and their partitions, in the sources' databases and the reports' one; with ``drop_tables``,
-        drop them too (Segment's own sync does)."""
-        self._require_lake_formation()
-        index = self._principal_index(role_arn)
+        drop them too (Segment's own sync does). ``name`` names the grants (keep it stable: a grant renamed is
+        replaced, and for a moment not held)."""
+        self._require_lake_formation(role_arn, name)
         self.grants.append(LakeformationPermissions(
-            self, f"DataLocation{index}", principal=role_arn, permissions=["DATA_LOCATION_ACCESS"],
+            self, f"{name}-DataLocation", principal=role_arn, permissions=["DATA_LOCATION_ACCESS"],
             data_location=LakeformationPermissionsDataLocation(arn=self.bucket_arn),
             depends_on=[self.location] if self.location else None))
         tables = [*SYNC_TABLE_PERMISSIONS, *(["DROP"] if drop_tables else [])]
-        self._grant(index, role_arn, [*self.database_names, REPORTS_DATABASE], SYNC_DATABASE_PERMISSIONS, tables)
+        self._grant(name, role_arn, [*self.database_names, REPORTS_DATABASE], SYNC_DATABASE_PERMISSIONS, tables)
 
-    def grant_read(self, role_arn: str) -> None:
-        """Lets ``role_arn`` see and query every table of the lake's databases."""
-        self._require_lake_formation()
-        self._grant(self._principal_index(role_arn), role_arn, [*self.database_names, REPORTS_DATABASE],
-                    READ_DATABASE_PERMISSIONS, READ_TABLE_PERMISSIONS)
+    def grant_read(self, role_arn: str, *, name: str) -> None:
+        """Lets ``role_arn`` see and query every table of the lake's databases; ``name`` names the grants."""
+        self._require_lake_formation(role_arn, name)
+        self._grant(name, role_arn, [*self.database_names, REPORTS_DATABASE], READ_DATABASE_PERMISSIONS,
+                    READ_TABLE_PERMISSIONS)
 
-    def _grant(self, index: int, role_arn: str, databases: Sequence[str], on_database: Sequence[str],
+    def _grant(self, grantee: str, role_arn: str, databases: Sequence[str], on_database: Sequence[str],
                on_tables: Sequence[str]) -> None:
         catalog_id = self._account.account_id
-        for name in databases:
-            depends = [self.databases[name]] if name in self.databases else None
+        for database in databases:
+            depends = [self.databases[database]] if database in self.databases else None
             self.grants.append(LakeformationPermissions(
-                self, f"Database{index}-{name}", principal=role_arn, permissions=list(on_database),
-                database=LakeformationPermissionsDatabase(name=name, catalog_id=catalog_id), depends_on=depends))
+                self, f"{grantee}-Database-{database}", principal=role_arn, permissions=list(on_database),
+                database=LakeformationPermissionsDatabase(name=database, catalog_id=catalog_id), depends_on=depends))
             self.grants.append(LakeformationPermissions(
-                self, f"Tables{index}-{name}", principal=role_arn, permissions=list(on_tables),
-                table=LakeformationPermissionsTable(database_name=name, wildcard=True, catalog_id=catalog_id),
+                self, f"{grantee}-Tables-{database}", principal=role_arn, permissions=list(on_tables),
+                table=LakeformationPermissionsTable(database_name=database, wildcard=True, catalog_id=catalog_id),
                 depends_on=depends))
 
-    def _principal_index(self, role_arn: str) -> int:
-        """A stable index per principal, for the grants' construct ids; a principal is granted once."""
-        if role_arn in self._principals:
-            validation.fail(f"{role_arn!r} is granted twice in Lake Formation: list each role once")
-        self._principals.append(role_arn)
-        return len(self._principals) - 1
-
-    def _require_lake_formation(self) -> None:
+    def _require_lake_formation(self, role_arn: str, name: str) -> None:
         if not self.props.lake_formation:
             validation.fail("a Lake Formation grant on a GlueCatalog without lake_formation=True: set it")
+        if role_arn in self._principals.values() or name in self._principals:
+            validation.fail(f"{role_arn!r} (grants {name!r}) is granted twice in Lake Formation: grant each role once, "
+                            f"each under a name of its own")
+        self._principals[name] = role_arn

@@ -317,9 +317,10 @@ def sql_statements(text: str) -> list[str]:
         elif char in "'\"`":
             quote = char
             current.append(char)
-        elif text.startswith("--", index):  # a comment runs to the end of its line
-            index = text.find("\n", index)
-            index = len(text) if index < 0 else index
+        elif text.startswith(("--", "/*"), index):  # a comment: to the end of its line, or past its */
+            line_comment = text.startswith("--", index)
+            end = text.find("\n" if line_comment else "*/", index + 2)
+            index = len(text) if end < 0 else end + (0 if line_comment else 2)
             continue
         elif char == ";":
             statements.append("".join(current).strip())
@@ -439,13 +440,16 @@ def run_history(args: argparse.Namespace) -> int:
     from .errors import InvalidSettings
     from .history import plot_history, read_history, render_table, success_share
     from .layout import LakeLayout
-    from .storage import LakeStorage
+    from .storage import LakeStorage, join
 
     if args.last < 1:
         raise InvalidSettings(f"invalid --last {args.last}: pass how many syncs to list, 1 or more")
     spark, settings = _lake_session(args, "segment-lake history", source_id=args.source_id or "history")
-    reports = LakeLayout(settings.lake_uri, settings.source_id).reports
-    summaries = read_history(spark, LakeStorage(spark), reports, args.source_id)
+    reports, storage = LakeLayout(settings.lake_uri, settings.source_id).reports, LakeStorage(spark)
+    if storage.glob(join(reports, "day=*", "source=*")):
+        print(f"segment-lake: {args.lake} also has reports filed as reports/day=.../source=.../, which history does not "
+              f"read: file them with `segment-lake move-reports --lake {args.lake}`", file=sys.stderr)
+    summaries = read_history(spark, storage, reports, args.source_id)
     if not summaries:
         raise InvalidSettings(f"no sync reports{' of source ' + args.source_id if args.source_id else ''} in "
                               f"{args.lake!r}: pass the --lake (and --source-id) the syncs write to")
@@ -569,6 +573,7 @@ def main(argv: list[str] | None = None) -> int:
     # the session this command started ends before its last line (a JVM that died has nothing left to stop)
     if jvm_alive and "segment_lake.session" in sys.modules:
         sys.modules["segment_lake.session"].stop_started_sessions(since=started)
+    interrupt.reset()
     if line:
         print(line, file=sys.stderr)
     return code

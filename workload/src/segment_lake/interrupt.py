@@ -12,6 +12,7 @@ import threading
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 ENABLED = False  # set by the command line: a session started elsewhere (a notebook, the tests) keeps its handlers
 _received: list[int] = []
+_previous: dict[int, object] = {}  # the handlers install() replaced
 
 
 class Interrupted(Exception):
@@ -43,7 +44,18 @@ def install(spark) -> None:
         threading.Thread(target=_cancel, args=(spark,), daemon=True, name="segment-lake-interrupt").start()
 
     for signum in SIGNALS:
-        signal.signal(signum, handle)
+        _previous.setdefault(signum, signal.signal(signum, handle))
+
+
+def reset() -> None:
+    """The command is over: the handlers it replaced are back, and no signal is remembered (a notebook or a test
+    may call the command line again in the same process)."""
+    global ENABLED
+    for signum, handler in _previous.items():
+        signal.signal(signum, handler)
+    _previous.clear()
+    _received.clear()
+    ENABLED = False
 
 
 def _cancel(spark) -> None:

@@ -151,7 +151,7 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
     if _under_spark_submit() and not spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
         conf = dict(spark.sparkContext.getConf().getAll())
         chosen = os.environ.get("SEGMENT_LAKE_SHUFFLE_PARTITIONS") or cluster_shuffle_partitions(
-            conf, spark.sparkContext.defaultParallelism)
+            conf, spark.sparkContext.defaultParallelism, _yarn_vcores(spark))
         spark.conf.set("spark.sql.shuffle.partitions", str(chosen))
     return spark
 
@@ -161,17 +161,38 @@ _STARTED: list[SparkSession] = []
 _UNBOUNDED_EXECUTORS = 100_000
 
 
-def cluster_shuffle_partitions(conf: dict[str, str], registered_cores: int) -> int:
+def cluster_shuffle_partitions(conf: dict[str, str], registered_cores: int, cluster_cores: int = 0) -> int:
     """Spark's tasks per shuffle on a cluster: four per core, at least 8, rather than Spark's fixed 200 (each
     write task of a run leaves a landed-index file that every later dedup reads). The cores are the executors'
     (``spark.executor.cores`` times ``spark.executor.instances``, else dynamic allocation's ``maxExecutors`` when
-    bounded), or those registered when the session starts, whichever is more."""
+    bounded), those registered when the session starts, or the cluster's (YARN's running nodes: EMR's dynamic
+    allocation has no bound and starts with no executor), whichever is most."""
     per_executor = int(conf.get("spark.executor.cores", "1"))
     executors = int(conf.get("spark.executor.instances", "0"))
     if not executors and conf.get("spark.dynamicAllocation.enabled") == "true":
         executors = int(conf.get("spark.dynamicAllocation.maxExecutors", str(_UNBOUNDED_EXECUTORS)))
         executors = 0 if executors >= _UNBOUNDED_EXECUTORS else executors
-    return max(8, 4 * max(registered_cores, per_executor * executors))
+    return max(8, 4 * max(registered_cores, per_executor * executors, cluster_cores))
+
+
+def _yarn_vcores(spark: SparkSession) -> int:
+    """The virtual cores of the cluster's running YARN nodes, or 0 (not on YARN, or YARN did not answer)."""
+    if spark.sparkContext.master != "yarn":
+        return 0
+    try:
+        jvm = spark.sparkContext._jvm
+        yarn = jvm.org.apache.hadoop.yarn
+        client = yarn.client.api.YarnClient.createYarnClient()
+        client.init(yarn.conf.YarnConfiguration(spark.sparkContext._jsc.hadoopConfiguration()))
+        client.start()
+        try:
+            running = spark.sparkContext._gateway.new_array(yarn.api.records.NodeState, 1)
+            running[0] = yarn.api.records.NodeState.RUNNING
+            return sum(node.getCapability().getVirtualCores() for node in client.getNodeReports(running))
+        finally:
+            client.stop()
+    except Exception:  # noqa: BLE001 - the other measures of the cluster still apply
+        return 0
 
 
 def started_sessions() -> int:

@@ -130,9 +130,12 @@ class SourceState:
 
 
 def require_known_source(storage: LakeStorage, layout: LakeLayout) -> None:
-    """Refuses a source the lake does not have (no folder of tables or of sync state), naming those it has: a
-    command on a mistyped id would find nothing and report success. Before the source's lock, which makes one."""
-    known = sorted({name for root in layout.source_roots for name in storage.list_folders(root)})
+    """Refuses a source the lake does not have (no folder of tables, no run processed), naming those it has: a
+    command on a mistyped id would find nothing and report success. (A state folder alone is no proof: a lock or a
+    suppression list on a mistyped id makes one.)"""
+    tables, states = layout.source_roots
+    known = sorted({*storage.list_folders(tables),
+                    *(name for name in storage.list_folders(states) if storage.exists(join(states, name, "processed")))})
     if layout.source_id not in known:
         raise InvalidSettings(f"the lake has no source {layout.source_id!r} (it has "
                               f"{', '.join(known) if known else 'none'}): pass the --source-id its syncs use")

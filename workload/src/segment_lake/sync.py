@@ -130,9 +130,10 @@ class Sync:
                 finally:
                     self.progress.close()
         except BaseException as error:
-            stopped = self._interrupted() if interrupt.received() else None
+            died = jvm_failure(error, jvm_exit_code(self.spark, error), self.driver_memory)
+            # a signal to the whole process group may have ended the JVM too: then it is what the report says
+            stopped = self._interrupted() if interrupt.received() and died is None else None
             failure = stopped or error
-            died = jvm_failure(failure, jvm_exit_code(self.spark, failure), self.driver_memory)
             result.status = "failed"
             result.error_code, result.error = classify(died or failure)
             if died is None and not self._reports_registered:  # so that the failure shows in sync_reports too
@@ -150,7 +151,11 @@ class Sync:
 
     def _interrupted(self) -> interrupt.Interrupted:
         """What a signal left: the run it began, which the next sync redoes, or nothing."""
-        begun = self.state.pending()
+        try:
+            begun = self.state.pending()
+        except Exception:  # noqa: BLE001 - the state cannot be read now; the next sync reads it
+            return interrupt.Interrupted(interrupt.received(), "the next `segment-lake sync` finishes or redoes what "
+                                                               "this one began, nothing is lost")
         return interrupt.Interrupted(interrupt.received(), (
             f"run {begun.run_id} of source {self.settings.source_id} is unfinished; the next `segment-lake sync` "
             f"redoes it, nothing is lost") if begun else "no run was begun")
@@ -471,9 +476,12 @@ class Sync:
     def _report(self, result: RunResult, spark_alive: bool = True) -> None:
         result.finish_time = datetime.now(UTC)
         write_text = self.storage.write_text if spark_alive else write_text_without_spark
-        try:
-            if spark_alive:
+        if spark_alive:
+            try:
                 self._keep_failed_attempt(result)
+            except Exception as error:  # the attempt's own report matters more than the one before it
+                self.progress(f"report: could not keep the earlier attempt's report: {error}")
+        try:
             write_text(self.layout.report(result.run_id, result.start_time), render(result))
         except Exception as error:  # the report must not hide the sync's own failure
             self.progress(f"report: could not write the report: {error}")
