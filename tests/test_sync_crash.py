@@ -99,11 +99,11 @@ def test_rerun_after_a_crash_lands_everything_exactly_once(crash, kind, spark, g
     assert sorted(r["message_id"] for r in lake.rows("track_order_completed")) == ["m1", "m10", "m2", "m22"]
     reports = lake.storage.list_files(lake.layout.reports)
     statuses = [json.loads(lake.storage.read_text(r.uri).splitlines()[0])["status"] for r in reports]
-    if crash is crash_after_state_advanced:
-        # the failed run's report stays; the re-run that only cleared its manifest reports apart
-        assert sorted(statuses) == ["failed", "finished", "finished"]
-    else:
-        assert sorted(statuses) == ["finished", "finished"]  # the re-run's report replaced the failed one
+    # the failed attempt's report stays: beside its redo's report (as attempt-<time>.json, so the history shows
+    # every attempt), or apart when the re-run only cleared its manifest
+    assert sorted(statuses) == ["failed", "finished", "finished"]
+    attempts = [r.uri for r in reports if r.uri.rsplit("/", 1)[1].startswith("attempt-")]
+    assert len(attempts) == (0 if crash is crash_after_state_advanced else 1), attempts
 
 
 @pytest.mark.parametrize("removed", [["b.json.gz"], ["a.json", "b.json.gz"]], ids=["one file", "every file"])
