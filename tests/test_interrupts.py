@@ -14,7 +14,7 @@ CLI = str(Path(sys.executable).with_name("segment-lake"))
 @pytest.fixture(scope="module")
 def events(tmp_path_factory):
     folder = tmp_path_factory.mktemp("interrupts")
-    subprocess.run([CLI, "generate", "--output", str(folder), "--events", "100000", "--seed", "7"], check=True,
+    subprocess.run([CLI, "generate", "--output", str(folder), "--events", "60000", "--seed", "7"], check=True,
                    capture_output=True, timeout=600)
     return folder / "segment-logs" / "src0001"
 
@@ -45,6 +45,8 @@ def test_a_signal_stops_the_sync_cleanly_and_the_next_sync_redoes_the_run(events
     assert not any("Traceback" in line or "py4j" in line for line in lines), "\n".join(lines)
     assert not (lake / "segment-data" / "state" / "src0001" / "lock.json").exists()  # released
     run_id = last.split(" run ", 1)[1].split(" ", 1)[0]
+    if signum != signal.SIGINT:
+        return  # the redo and the history, once: after Ctrl-C
 
     redo = subprocess.run(_sync(events, lake), capture_output=True, text=True, timeout=600)
     assert redo.returncode == 0, redo.stderr[-2000:]
