@@ -128,7 +128,8 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
                            "com.amazonaws.auth.EnvironmentVariableCredentialsProvider"))
     if local_catalog and lake_uri and lake_uri.startswith("file:"):
         store = metastore_dir(lake_uri)
-        if reads_only and not _writable(os.path.join(store, "metastore_db")):
+        database = os.path.join(store, "metastore_db")
+        if reads_only and not _writable(database if os.path.isdir(database) else store):
             store = _read_only_copy(store)
         os.makedirs(store, exist_ok=True)
         _set_aside_half_created(os.path.join(store, "metastore_db"))
@@ -226,6 +227,8 @@ def _read_only_copy(store: str) -> str:
     copy = tempfile.mkdtemp(prefix="segment-lake-catalog-")
     atexit.register(shutil.rmtree, copy, ignore_errors=True)
     database = os.path.join(copy, "metastore_db")
+    if not os.path.isdir(os.path.join(store, "metastore_db")):  # no catalog yet: an empty one
+        return copy
     shutil.copytree(os.path.join(store, "metastore_db"), database, ignore=shutil.ignore_patterns("*.lck"),
                     copy_function=shutil.copyfile)
     for folder, _, files in os.walk(database):  # copytree keeps the folders' modes: read-only, as they were
