@@ -488,7 +488,6 @@ class Sync:
             return
         self.progress(f"report: {relative_path(self.layout.report(result.run_id, result.start_time), self.lake)}")
 
-
     def _keep_failed_attempt(self, result: RunResult) -> None:
         """A redo's report takes the run's report name; a failed (or interrupted) attempt's report is kept beside it,
         so the history and sync_reports show every attempt (a finished one redone after a crash is just rewritten)."""
