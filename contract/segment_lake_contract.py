@@ -74,6 +74,9 @@ REPLAY_TEMPLATES_PREFIX = "segment-lake-replay/"
 REPORTS_DATABASE = "__segment_datalake"
 REPLAY_TEMPLATE_FORMAT = 1
 
+# Two events with one messageId are duplicates when received at most this many days apart (the sync keeps the first).
+DEDUP_WINDOW_DAYS = 7
+
 # Compaction's defaults: Segment advises files of about 256 MB for Athena and Spark, and a partition a day old
 # takes no more events from a sync.
 DEFAULT_TARGET_FILE_MB = 256

@@ -8,10 +8,11 @@ from segment_lake.catalog import table_columns
 from segment_lake.catalog.glue import GlueCatalog
 from segment_lake.catalog.local import LocalCatalog
 from segment_lake.layout import LakeLayout
+from segment_lake.names import DUPLICATES_TABLE
 from segment_lake.settings import SyncSettings
 from segment_lake.state import SourceState
 from segment_lake.storage import LakeStorage
-from segment_lake.sync import DUPLICATES_TABLE, Sync
+from segment_lake.sync import Sync
 from segment_lake_contract import join_prefix
 
 

@@ -9,9 +9,9 @@ from lake_events import RUN1_COUNTS, write_run1
 from sync_harness import Lake, make_catalog
 from test_sync_crash import Crash, crash_after_data_written
 
-from segment_lake.lock import LockLost, SourceBusy, SourceLock, lock_store
+from segment_lake.lock import LockLost, SourceBusy, SourceLock, lock_store, source_lock
 from segment_lake.state import SourceState
-from segment_lake.sync import Sync, source_lock
+from segment_lake.sync import Sync
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 

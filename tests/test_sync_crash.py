@@ -7,7 +7,7 @@ import pytest
 from lake_events import RUN1_COUNTS, write_run1, write_run2
 from sync_harness import Lake, make_catalog
 
-from segment_lake import write
+from segment_lake import publish
 from segment_lake.state import SourceState
 from segment_lake.storage import LakeStorage
 from segment_lake.sync import Sync
@@ -18,12 +18,12 @@ class Crash(RuntimeError):
 
 
 def crash_after_data_written(monkeypatch):
-    original = write.publish
+    original = publish.move_files
 
     def publish_then_crash(*args):
         original(*args)  # data, discards and landed ids in place, the catalog not yet touched
         raise Crash("after data")
-    monkeypatch.setattr(write, "publish", publish_then_crash)
+    monkeypatch.setattr(publish, "move_files", publish_then_crash)
 
 
 def crash_after_first_files_published(monkeypatch):

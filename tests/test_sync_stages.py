@@ -6,12 +6,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
-from segment_lake.dedup import DEDUP_WINDOW_DAYS, duplicate_rows
-from segment_lake.parse import ENCODE, parse_lines, register_codec
+from segment_lake.dedup import duplicate_rows
+from segment_lake.field_codec import ENCODE, register_codec
+from segment_lake.parse import parse_lines
+from segment_lake.publish import move_files
 from segment_lake.route import partition_keys
 from segment_lake.state import SourceState
 from segment_lake.storage import LakeStorage, join
-from segment_lake.write import DATA, DISCARDS, LANDED, publish, write_tables
+from segment_lake.write import DATA, DISCARDS, LANDED, write_tables
+from segment_lake_contract import DEDUP_WINDOW_DAYS
 
 # the parse stage's rows, with the fields as a map of kind-tagged text (encoded as the parser does)
 EVENTS_SCHEMA = ("table string, day string, _message_id string, _received_at timestamp, fields map<string,string>, "
@@ -249,7 +252,7 @@ def test_publish_renames_per_run_and_a_redo_replaces_a_crashed_attempt(spark, tm
         written = [f for f in written if f.kind == DATA]
         if attempt == 1:
             written = written[:2]  # the redo writes fewer files than the crashed attempt left
-        publish(storage, written, lambda f: join(target, f.partition), "run-1", redo=attempt == 1)
+        move_files(storage, written, lambda f: join(target, f.partition), "run-1", redo=attempt == 1)
     names = sorted(f.uri.rsplit("/", 1)[-1] for f in storage.list_files(target))
     assert names == [f"part-run-1-{i:05d}.snappy.parquet" for i in range(2)]
     assert spark.read.parquet(target).count() == sum(f.rows for f in written)

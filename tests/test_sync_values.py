@@ -7,8 +7,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from segment_lake.column_types import ColumnType, ValueKind
+from segment_lake.field_codec import DECODE
 from segment_lake.infer import plan_schema, type_of_kinds
-from segment_lake.parse import DECODE, parse_lines
+from segment_lake.parse import parse_lines
 from segment_lake_contract import slug
 
 RECEIVED = "2024-01-01T00:00:00Z"

@@ -335,10 +335,10 @@ def sql_statements(text: str) -> list[str]:
 def run_suppress(args: argparse.Namespace) -> int:
     from .errors import InvalidSettings
     from .layout import LakeLayout
+    from .lock import source_lock
     from .state import SourceState
     from .storage import LakeStorage
     from .suppression import SuppressionList
-    from .sync import source_lock
 
     ids = args.user_id + args.anonymous_id
     if args.action != "list" and not ids:
@@ -368,10 +368,10 @@ def run_delete_users(args: argparse.Namespace) -> int:
     from .deletion import UserDeletion
     from .errors import InvalidSettings
     from .layout import LakeLayout
+    from .lock import source_lock
     from .progress import count
     from .state import require_known_source
     from .storage import LakeStorage, shown
-    from .sync import source_lock
 
     ids = args.user_id + args.anonymous_id
     if not ids:
@@ -416,10 +416,10 @@ def _lake_session(args: argparse.Namespace, name: str, source_id: str | None = N
 
 def run_state(args: argparse.Namespace) -> int:
     from .layout import LakeLayout
+    from .lock import source_lock
     from .recovery import describe, reset
     from .state import SourceState
     from .storage import LakeStorage
-    from .sync import source_lock
 
     spark, settings = _lake_session(args, "segment-lake state")
     storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
@@ -480,10 +480,10 @@ def run_compact(args: argparse.Namespace) -> int:
     from .compaction import Compaction
     from .errors import InvalidSettings
     from .layout import LakeLayout
+    from .lock import source_lock
     from .session import build_session
     from .settings import SyncSettings
     from .storage import LakeStorage
-    from .sync import source_lock
 
     if args.older_than < 0 or args.target_file_mb < 1:
         raise InvalidSettings(f"invalid --older-than {args.older_than} or --target-file-mb {args.target_file_mb}: "

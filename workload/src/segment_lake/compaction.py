@@ -31,7 +31,7 @@ from .catalog import Catalog, location_key, same_location
 from .deletion import finish_deletion
 from .errors import InvalidSettings
 from .landed_index import compact_index
-from .layout import LakeLayout
+from .layout import LakeLayout, data_file_name, file_name
 from .route import partition_keys, partition_path
 from .state import SourceState, new_run_id
 from .storage import FileInfo, LakeStorage, join
@@ -144,10 +144,8 @@ class Compaction:
             if info.uri.endswith(".parquet"):
                 folders[location_key(info.uri.rsplit("/", 1)[0])].append(info)
         found = defaultdict(list)
-        for name in self.storage.list_folders(self.layout.tables):
-            if not name.startswith("segment_type="):
-                continue
-            table, root = self.prefix + name.split("=", 1)[1], join(self.layout.tables, name)
+        for name in self.layout.table_folders(self.storage):
+            table, root = self.prefix + name, self.layout.table(name)
             known = self.catalog.tables_columns(self.database, [table])[table]
             if known is None:
                 continue
@@ -176,7 +174,7 @@ class Compaction:
         rows = sum(count for _, count in footers.values())
         size = sum(info.size for _, _, files in partitions for info in files)
         per_file = max(1, int(target / max(1.0, size / max(1, rows))))
-        base = join(self.layout.tables, f"segment_type={table[len(self.prefix):]}")
+        base = self.layout.table(table[len(self.prefix):])
         stage = join(self.state.compaction_stage_uri, journal.compaction_id, str(slot))
         frame = (self.spark.read.option("basePath", base)
                  .schema(_with_keys(schema, self.keys))
@@ -196,15 +194,15 @@ class Compaction:
             if new_rows != old_rows:
                 raise RuntimeError(f"the merged files of {table} {'/'.join(values)} hold {new_rows} rows, not "
                                    f"{old_rows}: nothing was changed; run compact again")
-            merges.append(Merge(table, values, folder, staged_folder, tuple(_name(i.uri) for i in files),
-                                tuple((f"part-{journal.compaction_id}-{n:05d}.snappy.parquet", i.size)
+            merges.append(Merge(table, values, folder, staged_folder, tuple(file_name(i.uri) for i in files),
+                                tuple((data_file_name(journal.compaction_id, n), i.size)
                                       for n, i in enumerate(sorted(new, key=lambda i: i.uri))), old_rows))
             self._name_staged(staged_folder, new, merges[-1])
         return merges
 
     def _name_staged(self, folder: str, new: list[FileInfo], merge: Merge) -> None:
-        """Gives the staged files the names they keep in the partition's folder (``part-<compaction id>-<n>``: they
-        sort after the files of the runs they merged)."""
+        """Gives the staged files the names they keep in the partition's folder (layout.data_file_name: they sort
+        after the files of the runs they merged)."""
         for info, (name, _) in zip(sorted(new, key=lambda i: i.uri), merge.new_files, strict=True):
             self.storage.move(info.uri, join(folder, name))
 
@@ -220,10 +218,6 @@ def _with_keys(schema, keys: tuple[str, ...]):
     from pyspark.sql.types import StringType, StructField, StructType
 
     return StructType([*schema.fields, *(StructField(key, StringType()) for key in keys)])
-
-
-def _name(uri: str) -> str:
-    return uri.rsplit("/", 1)[-1]
 
 
 def compaction_report(journal: CompactionJournal, finish_time: datetime) -> dict:

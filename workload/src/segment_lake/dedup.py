@@ -1,4 +1,4 @@
-"""Dedup by messageId, one rule within a run and across runs: an event is a duplicate when an event
+"""Dedup: by messageId, one rule within a run and across runs: an event is a duplicate when an event
 with the same messageId was kept, earlier in this run or by an earlier run, with a receivedAt at
 most 7 days apart. A run takes its events in receivedAt order, ties broken by input file and line,
 so when runs take the files in receivedAt order the lake holds the same events however the files
@@ -11,12 +11,23 @@ parsed rows and record.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from .column_types import ColumnType
+from segment_lake_contract import DEDUP_WINDOW_DAYS
 
-DEDUP_WINDOW_DAYS = 7
+from .column_types import ColumnType
+from .landed_index import landed_ids, window
+from .progress import count
+
+if TYPE_CHECKING:
+    from .environment import SyncEnvironment
+    from .parse import Parsed
+
 _WINDOW_MICROS = DEDUP_WINDOW_DAYS * 86_400 * 1_000_000
 
 # What a duplicate's record holds (ColumnType names): which event was dropped, from where, and the
@@ -69,3 +80,28 @@ def duplicate_rows(events: DataFrame, landed: DataFrame | None, run_id: str) -> 
         F.col("d.event.file").alias("file"), F.lit(run_id).alias("run_id"),
         F.col("d.original.run").alias("original_run_id"),
         F.timestamp_micros("d.original.at").alias("original_received_at"))
+
+
+@dataclass(frozen=True)
+class Deduped:
+    """The events to land (``accepted``), and the duplicates: their row ids and record (on disk until the run ends)."""
+
+    accepted: DataFrame
+    duplicates: DataFrame
+    duplicate_count: int
+    row_count: int
+
+
+def dedup(env: SyncEnvironment, parsed: Parsed, run_id: str) -> Deduped:
+    """The parsed events without the duplicates, against each other and the ids the lake holds (landed_index.py)."""
+    with env.progress.stage("dedup") as done:
+        landed = None
+        if parsed.span:  # only ids landed within the dedup window of this run's events can match
+            landed = landed_ids(env.spark, env.storage, env.state, env.layout, env.settings.date_partition,
+                                *window(*parsed.span, DEDUP_WINDOW_DAYS))
+        duplicates = duplicate_rows(parsed.events, landed, run_id).persist(StorageLevel.DISK_ONLY)
+        found = duplicates.count()
+        deduped = Deduped(parsed.events.join(F.broadcast(duplicates.select("_row")), "_row", "left_anti"),
+                          duplicates, found, parsed.read_count - parsed.rejected_count - parsed.suppressed_count - found)
+        done(f"{count(deduped.row_count, 'event')} to land, {count(found, 'duplicate')}")
+    return deduped

@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DecimalType, LongType, StringType, StructType
 
 from .errors import InvalidSettings
-from .layout import LakeLayout
+from .layout import LakeLayout, file_name, table_of_folder
 from .state import SourceState, new_run_id
 from .storage import LakeStorage, join, relative_path
 from .suppression import SuppressionList
@@ -171,7 +171,7 @@ class UserDeletion:
         discards = self._files(self.layout.discards)
         # a user id of another type than its column's is not in the table but among the discarded values
         discarded = self._discarded_users(discards, journal)
-        schemas = {table: self.storage.parquet_schema(max(files, key=_file_name)) for table, files in tables.items()}
+        schemas = {table: self.storage.parquet_schema(max(files, key=file_name)) for table, files in tables.items()}
 
         def mark_table(frame: DataFrame) -> DataFrame:
             frame = frame.withColumn("_doomed", users_rows(frame.schema, journal.user_ids, journal.anonymous_ids))
@@ -204,16 +204,16 @@ class UserDeletion:
 
     def _read(self, files: list[str], schema: StructType | None = None) -> DataFrame:
         """The files' rows with ``_file``, each file's name as Spark gives it; by default with the newest's schema."""
-        schema = schema or self.storage.parquet_schema(max(files, key=_file_name))
+        schema = schema or self.storage.parquet_schema(max(files, key=file_name))
         return self.spark.read.schema(schema).parquet(*files).withColumn("_file", F.input_file_name())
 
     def _table_files(self) -> dict[str, list[str]]:
-        """Every table's Parquet files, by the table's name in the lake (its folder ``segment_type=<name>``)."""
+        """Every table's Parquet files, by the table's name in the lake (its folder's, layout.table_of_folder)."""
         tables: dict[str, list[str]] = defaultdict(list)
         for uri in self._files(self.layout.tables):
-            folder = relative_path(uri, self.layout.tables).split("/", 1)[0]
-            if folder.startswith("segment_type="):
-                tables[folder[len("segment_type="):]].append(uri)
+            table = table_of_folder(relative_path(uri, self.layout.tables).split("/", 1)[0])
+            if table is not None:
+                tables[table].append(uri)
         return dict(tables)
 
     def _discarded_users(self, discards: list[str], journal: Journal) -> DataFrame | None:
@@ -324,8 +324,3 @@ def finish_deletion(storage: LakeStorage, layout: LakeLayout, progress: Callable
         progress(f"deletion {journal.deletion_id}: the staged rewrites of {len(not_switched)} files were gone, so "
                  f"they still hold the users' rows (e.g. {not_switched[0]}): run delete-users again with the same ids")
     return report
-
-
-def _file_name(uri: str) -> str:
-    """A data file's name: ``part-<run id>-<n>`` sorts by the run that wrote it."""
-    return uri.rsplit("/", 1)[-1]

@@ -1,12 +1,21 @@
-"""Find the input files no earlier successful sync of the source processed, and read their lines."""
+"""Discover: the run's files (an unfinished run to redo, the files no finished run processed, or a replay's days),
+and read their lines."""
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, SparkSession
 
+from .errors import InvalidSettings, missing_input
 from .jvm_code import load_class
-from .storage import FileInfo, LakeStorage, relative_path
+from .progress import count
+from .recovery import forget_attempt
+from .state import RunManifest
+from .storage import FileInfo, LakeStorage, join, relative_path
+
+if TYPE_CHECKING:
+    from .environment import SyncEnvironment
 
 DAY_MS = 86_400_000
 
@@ -55,3 +64,69 @@ def read_lines(spark: SparkSession, files: list[str], sizes: list[int]) -> DataF
     load_class(spark, "ReadFiles")
     stage = spark.sparkContext._jvm.segmentlake.ReadFiles.stage
     return DataFrame(stage(spark._jsparkSession, list(files), [int(size) for size in sizes]), spark)
+
+
+def discover(env: SyncEnvironment, run_id: str, start_time: datetime) -> RunManifest:
+    """The unfinished run to redo, or a new run (``run_id``): over the files no finished run processed, or for a
+    replay the files of its days, processed or not (dedup keeps what the lake has from landing twice). A new run
+    with files is begun (its manifest written) before it returns."""
+    settings, state = env.settings, env.state
+    replay = (settings.replay_from.isoformat(), settings.replay_to.isoformat()) if settings.replay_from else None
+    pending = state.pending()
+    if pending and state.is_finished(pending.run_id):
+        state.finish(pending)  # crashed after advancing the state: only the cleanup was left
+        pending = None
+    if pending and replay and pending.replay != replay:
+        raise InvalidSettings(f"source {settings.source_id} has an unfinished run {pending.run_id}: "
+                              f"`segment-lake sync` redoes it; replay after it")
+    if pending:
+        pending = _without_missing_files(env, pending)
+        if pending.files:
+            return pending
+        state.finish(pending)  # none of its files is left: nothing to redo
+    if not env.storage.exists(settings.input_uri):
+        raise missing_input(settings.input_uri)
+    files = (replay_files(env.storage, settings.input_uri, settings.replay_from, settings.replay_to) if replay
+             else new_files(env.storage, settings.input_uri, state.processed_files()))
+    others = other_sources([relative_path(f.uri, settings.input_uri) for f in files], settings.source_id)
+    if others:
+        named = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        raise InvalidSettings(
+            f"--input {settings.input_uri!r} holds the folders of other sources ({named}), not only the day "
+            f"folders of source {settings.source_id}: pass the folder of {settings.source_id}'s events, "
+            f"{join(settings.input_uri, settings.source_id)}")
+    manifest = RunManifest(run_id, tuple(f.uri for f in files), start_time.isoformat(), tuple(f.size for f in files),
+                           replay)
+    if files:
+        state.begin(manifest)
+    return manifest
+
+
+def summary(manifest: RunManifest, run_id: str) -> str:
+    """The discover stage's progress line: a redo of an unfinished run, a replay, new files or none."""
+    files = count(len(manifest.files), "file")
+    if manifest.run_id != run_id:
+        return f"redoing unfinished run {manifest.run_id} over {files}"
+    if manifest.replay:
+        return f"replay of {manifest.replay[0]} to {manifest.replay[1]}: {files}"
+    return f"{count(len(manifest.files), 'new file')}" if manifest.files else "no new files; nothing to do"
+
+
+def _without_missing_files(env: SyncEnvironment, manifest: RunManifest) -> RunManifest:
+    """An unfinished run's files that still exist, with their sizes: a file removed since (by hand, or by a
+    lifecycle rule) has nothing left to land, and waiting for it would block the source for good."""
+    sizes = {file: env.storage.size(file) for file in manifest.files}
+    missing = [file for file, size in sizes.items() if size is None]
+    if not missing:
+        return RunManifest(manifest.run_id, manifest.files, manifest.start_time,
+                           tuple(sizes[file] for file in manifest.files), manifest.replay)
+    shown = ", ".join(relative_path(file, env.settings.input_uri) for file in missing[:3])
+    env.progress(f"discover: dropping {count(len(missing), 'file')} that unfinished run {manifest.run_id} listed "
+                 f"and no longer exist{'s' if len(missing) == 1 else ''}: {shown}{' and more' if len(missing) > 3 else ''}")
+    # with other files the redo writes other folders: what the attempt published must go first
+    forget_attempt(env.storage, env.layout, env.state, manifest.run_id)
+    kept_files = tuple(f for f in manifest.files if sizes[f] is not None)
+    kept = RunManifest(manifest.run_id, kept_files, manifest.start_time, tuple(sizes[f] for f in kept_files),
+                       manifest.replay)
+    env.state.begin(kept)
+    return kept

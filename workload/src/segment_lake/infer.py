@@ -1,4 +1,6 @@
-"""Column types: inferred over a whole run, merged with the catalog's, over an explicit lattice.
+"""Infer: each table's columns and their types, within the source's table and column limits.
+
+Column types are inferred over a whole run, merged with the catalog's, over an explicit lattice.
 
 bigint < decimal(38,6) < string; boolean < string; timestamp < string. A column
 the catalog already has keeps its type; new columns go at the end, in the order
@@ -7,13 +9,24 @@ first seen (earliest receivedAt, then messageId, then key position).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import reduce
+from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
+from .catalog import same_location
 from .column_types import ColumnType, ValueKind
+from .errors import InvalidSettings
 from .jvm_code import load_class
+from .layout import owning_source
+from .names import DISCARDS_TABLE, DUPLICATES_TABLE, refuse_legacy_tables
+from .progress import count
+
+if TYPE_CHECKING:
+    from .dedup import Deduped
+    from .environment import SyncEnvironment
 
 # Segment's timestamp fields are timestamps whatever a run's values look like.
 ALWAYS_TIMESTAMP = ("timestamp", "original_timestamp", "sent_at", "received_at")
@@ -84,3 +97,84 @@ def observe(events: DataFrame) -> Observed:
     for table, path in sorted(found["partitions"]):
         partitions.setdefault(table, []).append(path)
     return Observed(columns, partitions)
+
+
+@dataclass(frozen=True)
+class Inferred:
+    """Every table's schema for this run, its columns in the catalog (None for a new table), what the events showed,
+    and the events to write: ``deduped`` without those of new tables beyond the source's limit (``refused_count``
+    of them, recorded as rejected)."""
+
+    schemas: dict[str, TableSchema]
+    existing: dict[str, list[tuple[str, str]] | None]
+    observed: Observed
+    deduped: Deduped
+    refused_count: int = 0
+
+
+def infer(env: SyncEnvironment, deduped: Deduped, run_id: str) -> Inferred:
+    """Each table's schema (catalog columns plus this run's new ones), the catalog's columns, and what the run's
+    events showed; a source's new tables beyond its limit are refused, and a table's new columns beyond its."""
+    refused_count = 0
+    with env.progress.stage("infer") as done:
+        observed = observe(deduped.accepted)
+        tables = sorted(observed.columns)
+        existing = _own_tables(env, tables)
+        refused = _tables_over_limit(env, tables, existing)
+        tables = [table for table in tables if table not in refused]
+        refuse_legacy_tables(env.catalog, env.settings, [table for table in tables if existing[table] is None])
+        limit = env.settings.max_columns_per_table
+        schemas = {table: plan_schema(existing[table], [o for o in observed.columns[table] if o[0] not in env.keys],
+                                      limit) for table in tables}
+        for table, schema in schemas.items():
+            if schema.refused:
+                env.progress(f"infer: {table} has its limit of {limit:,} columns (--max-columns-per-table): the "
+                             f"values of {count(len(schema.refused), 'new column')} go to {DISCARDS_TABLE}")
+        done(f"{count(len(schemas), 'table')}, {count(sum(len(s.new_columns) for s in schemas.values()), 'new column')}")
+    if refused:
+        deduped, refused_count = _reject_tables(env, deduped, refused, run_id)
+    return Inferred(schemas, existing, observed, deduped, refused_count)
+
+
+def _own_tables(env: SyncEnvironment, tables: list[str]) -> dict[str, list[tuple[str, str]] | None]:
+    """The catalog's columns of the run's tables (None for a new one), once it is clear that each existing table
+    (and the source's discards and duplicates tables) is this source's: a table of the same name that another
+    source (or lake) writes would take none of this run's rows, which no query could then see."""
+    settings, prefix = env.settings, env.settings.table_name_prefix
+    records = {prefix + DISCARDS_TABLE: env.layout.discards, prefix + DUPLICATES_TABLE: env.state.duplicates_uri}
+    found = env.catalog.describe_tables(settings.database, sorted({*tables, *records}))
+    for table, info in found.items():
+        if info is not None and not same_location(info.location, records.get(table) or env.table_location(table)):
+            owner = owning_source(info.location)
+            raise InvalidSettings(
+                f"table {settings.database}.{table} holds "
+                f"{f'source {owner}' if owner else 'another lake'}'s rows ({info.location}), not source "
+                f"{settings.source_id}'s: give each source its own --glue-database (or --source-slug), or a "
+                f"--table-prefix")
+    return {table: found[table] and found[table].columns for table in tables}
+
+
+def _tables_over_limit(env: SyncEnvironment, tables: list[str], existing: dict) -> tuple[str, ...]:
+    """The run's new tables beyond the source's limit (the first by name are created while there is room):
+    the tables the source has are its folders in the lake and the run's tables the catalog has."""
+    limit, prefix = env.settings.max_tables_per_source, len(env.settings.table_name_prefix)
+    have = set(env.layout.table_folders(env.storage)) | {t[prefix:] for t in tables if existing[t] is not None}
+    new = [table for table in tables if table[prefix:] not in have]
+    refused = tuple(new[max(0, limit - len(have)):])
+    if refused:
+        env.progress(f"infer: source {env.settings.source_id} has its limit of {limit:,} tables "
+                     f"(--max-tables-per-source): the events of {count(len(refused), 'new table')} are rejected")
+    return refused
+
+
+def _reject_tables(env: SyncEnvironment, deduped: Deduped, tables: tuple[str, ...], run_id: str) -> tuple[Deduped, int]:
+    """Leaves the events of ``tables`` out, recorded as rejected with their file, messageId and the reason
+    (the input file keeps the event)."""
+    over = F.col("table").isin(list(tables))
+    reason = F.concat(F.lit(f"the source has its limit of {env.settings.max_tables_per_source} tables "
+                            f"(--max-tables-per-source): no table "), F.col("table"),
+                      F.lit(" was created; the input file keeps the event"))
+    records = deduped.accepted.where(over).select("file", reason.alias("reason"), F.col("_message_id").alias("message_id"))
+    refused = records.count()
+    records.repartition(1).write.mode("append").json(env.layout.rejected_of_run(run_id))
+    return replace(deduped, accepted=deduped.accepted.where(~over), row_count=deduped.row_count - refused), refused

@@ -20,16 +20,14 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from segment_lake_contract import DATE_PARTITIONS
+from segment_lake_contract import DATE_PARTITIONS, DEDUP_WINDOW_DAYS
 
-from .dedup import DEDUP_WINDOW_DAYS
-from .layout import LakeLayout
+from .layout import WRITER_OF_FILE, LakeLayout
 from .state import SourceState
 from .storage import LakeStorage, join
 
 HORIZON_DAYS = DEDUP_WINDOW_DAYS + 1  # a day more than the window: a sync's events are hours apart, not a day
 ROWS_PER_FILE = 4_000_000  # about 60 MB of ids and times
-_RUN_OF_FILE = r"/part-(\d{8}T\d{6}Z-[0-9a-f]{8})-[^/]*$"  # a data file's writer: a run or a compaction
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _DAY_FORMATS = {"yyyy-MM-dd": "%Y-%m-%d", "yyyy": "%Y", "MM": "%m", "dd": "%d"}
 
@@ -95,7 +93,7 @@ def table_ids(spark: SparkSession, storage: LakeStorage, layout: LakeLayout, dat
             by_type[fields["message_id"]] += folders
     return [spark.read.schema(f"message_id {kind}, received_at timestamp").option("basePath", layout.tables)
             .parquet(*folders).select(F.col("message_id").cast("string").alias("message_id"), "received_at",
-                                      F.regexp_extract(F.input_file_name(), _RUN_OF_FILE, 1).alias("run_id"))
+                                      F.regexp_extract(F.input_file_name(), WRITER_OF_FILE, 1).alias("run_id"))
             for kind, folders in sorted(by_type.items())]
 
 

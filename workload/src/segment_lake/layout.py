@@ -29,6 +29,34 @@ from segment_lake_contract import DATA_PREFIX, STAGE_PREFIX
 from .storage import join
 
 DATA, STAGE = DATA_PREFIX.rstrip("/"), STAGE_PREFIX.rstrip("/")
+TABLE_FOLDER = "segment_type="  # a table's folder, named for its event type (the table's name without a prefix)
+
+
+# A data file's name says what wrote it (a run or a compaction: ids that sort by time) and its place among that
+# writer's files, so a redo overwrites its own files and a file sorts by its writer.
+WRITER_OF_FILE = r"/part-(\d{8}T\d{6}Z-[0-9a-f]{8})-[^/]*$"  # the writer's id, as a regular expression's group 1
+
+
+def data_file_name(writer: str, index: int) -> str:
+    return f"part-{writer}-{index:05d}.snappy.parquet"
+
+
+def file_name(uri: str) -> str:
+    return uri.rsplit("/", 1)[-1]
+
+
+def written_by(uri: str, writer: str) -> bool:
+    return file_name(uri).startswith(f"part-{writer}-")
+
+
+def written_before(uri: str, writer_prefix: str) -> bool:
+    """Whether the file's writer sorts before ``writer_prefix`` (an id, or its leading time)."""
+    return file_name(uri) < f"part-{writer_prefix}"
+
+
+def table_of_folder(folder: str) -> str | None:
+    """The table (without prefix) whose folder is named ``folder``, or None for another folder."""
+    return folder[len(TABLE_FOLDER):] if folder.startswith(TABLE_FOLDER) else None
 
 
 @dataclass(frozen=True)
@@ -47,7 +75,11 @@ class LakeLayout:
         return join(self.lake, DATA, "data", self.source_id)
 
     def table(self, segment_type: str) -> str:
-        return join(self.tables, f"segment_type={segment_type}")
+        return join(self.tables, f"{TABLE_FOLDER}{segment_type}")
+
+    def table_folders(self, storage) -> list[str]:
+        """The source's tables in the lake, by their folders: their names without the table prefix."""
+        return [name for name in map(table_of_folder, storage.list_folders(self.tables)) if name is not None]
 
     @property
     def discards(self) -> str:
@@ -85,8 +117,17 @@ class LakeLayout:
     def state(self) -> str:
         return join(self.lake, DATA, "state", self.source_id)
 
+    @property
+    def lock(self) -> str:
+        return join(self.state, "lock.json")
+
     def stage(self, run_id: str) -> str:
         return join(self.lake, STAGE, self.source_id, run_id)
+
+
+def lake_bucket(lake: str) -> str | None:
+    """The bucket of a lake on S3 (None for a local lake)."""
+    return lake.split("://", 1)[1].split("/", 1)[0] if lake.startswith(("s3://", "s3a://")) else None
 
 
 # A report's folders, named and ordered as the sync_reports table's partition keys, so that MSCK REPAIR TABLE (or

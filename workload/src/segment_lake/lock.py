@@ -23,6 +23,7 @@ from urllib.parse import urlparse
 
 from . import interrupt
 from .errors import SyncError
+from .layout import LakeLayout
 
 LOCK_SECONDS = int(os.environ.get("SEGMENT_LAKE_LOCK_SECONDS", "600"))
 LOCK_POLL_SECONDS = 30  # how often a run told to wait for the lock tries again
@@ -254,3 +255,10 @@ class SourceLock:
                     return
         threading.Thread(target=renew_until_stopped, name="segment-lake-lock", daemon=True).start()
         return stop
+
+
+def source_lock(spark, layout: LakeLayout, wait_seconds: float = 0) -> SourceLock:
+    """The source's lock (``layout.lock``); on S3 through the endpoint Spark's s3a uses, if one is set."""
+    endpoint = spark.sparkContext._jsc.hadoopConfiguration().get("fs.s3a.endpoint")
+    return SourceLock(lock_store(layout.lock, endpoint if endpoint and "://" in endpoint else None),
+                      layout.source_id, default_holder(), wait_seconds=wait_seconds)

@@ -1,45 +1,29 @@
-"""Parse raw lines into events (or rejections with a reason) inside Spark's JVM, route each event
-to its table and date partition, and shuffle them once by table and partition.
+"""Parse: raw lines into events (or rejections with a reason) inside Spark's JVM, each event routed to its table and
+date partition (route.py), shuffled once by table and partition; the lines counted, the rejected ones recorded, and
+the events of suppressed users left out.
 
-The parser is ``jvm/ParseEvent.java`` and the stage ``jvm/ParseLines.java`` (see jvm_code.py).
-An event's flattened fields travel as one binary value (``jvm/FieldCodec.java``);
-``segment_lake_decode_fields(fields)`` shows them as a map of kind-tagged text.
+The parser is ``jvm/ParseEvent.java`` and the stage ``jvm/ParseLines.java`` (see jvm_code.py). An event's
+flattened fields travel as one binary value (field_codec.py).
 """
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import types as T
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from segment_lake_contract import DATE_PARTITIONS
 
-from .jvm_code import load_class
+from .discover import read_lines
+from .field_codec import register_codec
+from .progress import count
+from .state import RunManifest
+from .suppression import SuppressionList, is_suppressed
 
-DECODE = "segment_lake_decode_fields"
-ENCODE = "segment_lake_encode_fields"
-FIELD = "segment_lake_field"
-
-
-def register_codec(spark: SparkSession) -> None:
-    """Make ``segment_lake_decode_fields(binary)`` (column -> kind-tagged text, in key order), its
-    inverse ``segment_lake_encode_fields(map)`` and ``segment_lake_field(binary, column)`` (one field's text)
-    callable in ``spark``."""
-    jvm = spark.sparkContext._jvm
-    # the session's function registry, not spark.catalog: that would start the Hive metastore
-    if spark._jsparkSession.sessionState().functionRegistry().functionExists(
-            jvm.org.apache.spark.sql.catalyst.FunctionIdentifier(FIELD)):
-        return
-    load_class(spark, "FieldCodec")
-    udf = spark._jsparkSession.udf()
-    # registerJavaFunction needs generic signatures, which Janino does not write: register instances
-    udf.register(DECODE, jvm.segmentlake.FieldCodec.Decode(),
-                 jvm.org.apache.spark.sql.types.DataType.fromJson(T.MapType(T.StringType(), T.StringType()).json()))
-    udf.register(ENCODE, jvm.segmentlake.FieldCodec.Encode(),
-                 jvm.org.apache.spark.sql.types.DataType.fromJson(T.BinaryType().json()))
-    udf.register(FIELD, jvm.segmentlake.FieldCodec.Field(),
-                 jvm.org.apache.spark.sql.types.DataType.fromJson(T.StringType().json()))
-
+if TYPE_CHECKING:
+    from .environment import SyncEnvironment
 
 def parse_lines(lines: DataFrame, table_prefix: str, date_partition: str, tasks: int) -> DataFrame:
     """``lines`` (value, file, unreadable; see discover.read_lines) -> one row per non-blank line (and one per
@@ -53,3 +37,49 @@ def parse_lines(lines: DataFrame, table_prefix: str, date_partition: str, tasks:
     stage = spark.sparkContext._jvm.segmentlake.ParseLines.stage
     return DataFrame(stage(spark._jsparkSession, lines.select("value", "file", "unreadable")._jdf, table_prefix,
                            json.dumps(DATE_PARTITIONS[date_partition]), tasks), spark)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """The run's lines, parsed: the events (rejected lines and suppressed users' events left out), the counts, and
+    the span of the events' receivedAt in microseconds since the epoch (None without events; kept as numbers,
+    because receivedAt may be any year from 1 to 9999, beyond what a Python datetime can be shifted by)."""
+
+    events: DataFrame
+    read_count: int
+    rejected_count: int
+    span: tuple[int, int] | None
+    suppressed_count: int = 0
+
+
+def parse(env: SyncEnvironment, manifest: RunManifest) -> Parsed:
+    """Parses the run's files once into the shuffle files every later stage reads; counts the lines, records the
+    rejected ones (``layout.rejected_of_run``) and leaves out (counted) the events of suppressed users."""
+    suppressed = SuppressionList(env.storage, env.state.suppressed_uri).read()
+    rejected_uri = env.layout.rejected_of_run(manifest.run_id)
+    with env.progress.stage("parse", f"reading {count(len(manifest.files), 'file')}") as done:
+        rows = parse_lines(read_lines(env.spark, list(manifest.files), list(manifest.sizes)),
+                           env.settings.table_name_prefix, env.settings.date_partition, env.shuffle_partitions)
+        rows = rows.withColumn("_suppressed", F.col("reason").isNull() & is_suppressed(suppressed))
+        counted = rows.groupBy(F.col("reason").isNotNull().alias("rejected"), "_suppressed").agg(
+            F.count(F.lit(1)).alias("count"), F.min(F.unix_micros("_received_at")).alias("first"),
+            F.max(F.unix_micros("_received_at")).alias("last"))
+        read = rejected = dropped = 0
+        span = None
+        for row in counted.collect():
+            read += row["count"]
+            if row["rejected"]:
+                rejected = row["count"]
+            elif row["_suppressed"]:
+                dropped = row["count"]
+            else:
+                span = (row["first"], row["last"])
+        if rejected:
+            (rows.where(F.col("reason").isNotNull()).select("file", "reason", "raw").repartition(1)
+             .write.mode("overwrite").json(rejected_uri))
+        else:  # a crashed attempt's records go (the infer stage may add to the folder)
+            env.storage.delete(rejected_uri, recursive=True)
+        done(f"{count(read, 'line')}, {rejected} rejected" + (f", {count(dropped, 'event')} of suppressed users"
+                                                               if dropped else ""))
+    return Parsed(rows.where(F.col("reason").isNull() & ~F.col("_suppressed")).drop("_suppressed"), read,
+                  rejected, span, dropped)

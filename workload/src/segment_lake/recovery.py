@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from .deletion import finish_deletion
-from .layout import LakeLayout
+from .layout import LakeLayout, written_by
 from .state import SourceState
 from .storage import LakeStorage
 
 
 def forget_attempt(storage: LakeStorage, layout: LakeLayout, state: SourceState, run_id: str) -> None:
     """Removes what an attempt of ``run_id`` published: its files in the tables and in the duplicates' record
-    (named ``part-<run id>-``), and its landed ids, discards and rejected lines (folders of the run)."""
-    own = f"part-{run_id}-"
+    (named by the run), and its landed ids, discards and rejected lines (folders of the run)."""
     for root in (layout.tables, state.duplicates_uri):
         for info in storage.list_files(root):
-            if info.uri.rsplit("/", 1)[-1].startswith(own):
+            if written_by(info.uri, run_id):
                 storage.delete(info.uri)
     for folder in (state.landed_run_uri(run_id), layout.discards_of_run(run_id), layout.rejected_of_run(run_id)):
         storage.delete(folder, recursive=True)

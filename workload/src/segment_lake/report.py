@@ -1,10 +1,17 @@
-"""The sync report: one JSON object per line, in the columns of Segment's sync_reports, written
-where LakeLayout.report says."""
+"""Report: the sync report, one JSON object per line in the columns of Segment's sync_reports, written where
+LakeLayout.report says; and where a run left what a user looks at next."""
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from .names import DISCARDS_TABLE, DUPLICATES_TABLE
+from .storage import relative_path, shown, write_text_without_spark
+
+if TYPE_CHECKING:
+    from .environment import SyncEnvironment
 
 # The columns of the sync_reports table (Hive types): Segment's, then this project's counts. Its partition keys
 # (layout.REPORT_KEYS) name the folders a report is written in, so they are not data columns: source_id and day, as
@@ -82,3 +89,47 @@ def report_lines(run: RunResult) -> list[dict]:
 
 def render(run: RunResult) -> str:
     return "".join(json.dumps(line, sort_keys=True) + "\n" for line in report_lines(run))
+
+
+def file_report(env: SyncEnvironment, result: RunResult, spark_alive: bool = True) -> None:
+    """Writes the run's report (without Spark when its JVM died); a failure to write it is said, never raised, so
+    that it does not hide the sync's own failure."""
+    result.finish_time = datetime.now(UTC)
+    uri = env.layout.report(result.run_id, result.start_time)
+    if spark_alive:
+        try:
+            _keep_failed_attempt(env, result)
+        except Exception as error:  # the attempt's own report matters more than the one before it
+            env.progress(f"report: could not keep the earlier attempt's report: {error}")
+    try:
+        (env.storage.write_text if spark_alive else write_text_without_spark)(uri, render(result))
+    except Exception as error:
+        env.progress(f"report: could not write the report: {error}")
+        return
+    env.progress(f"report: {relative_path(uri, env.layout.lake)}")
+
+
+def _keep_failed_attempt(env: SyncEnvironment, result: RunResult) -> None:
+    """A redo's report takes the run's report name; a failed (or interrupted) attempt's report is kept beside it,
+    so the history and sync_reports show every attempt (a finished one redone after a crash is just rewritten)."""
+    uri = env.layout.report(result.run_id, result.start_time)
+    if not env.storage.exists(uri):
+        return
+    earlier = json.loads(env.storage.read_text(uri).splitlines()[0])
+    if earlier.get("status") == "failed":
+        env.storage.move(uri, env.layout.failed_attempt_report(result.run_id, result.start_time,
+                                                               earlier["finish_time"]))
+
+
+def where(env: SyncEnvironment, result: RunResult) -> list[str]:
+    """Where a run left what a user looks at next: its report, and the rejected lines, duplicates and discarded
+    values it recorded (when it recorded any)."""
+    database, prefix, run = env.settings.database, env.settings.table_name_prefix, result.run_id
+    lines = [f"report: {shown(env.layout.report(run, result.start_time))}"]
+    if result.rejected_count:
+        lines.append(f"rejected lines: {shown(env.layout.rejected_of_run(run))}/")
+    if result.duplicate_count:
+        lines.append(f"duplicates: {database}.{prefix}{DUPLICATES_TABLE} where run_id = '{run}'")
+    if result.discarded_value_count:
+        lines.append(f"discarded values: {database}.{prefix}{DISCARDS_TABLE} where run_id = '{run}'")
+    return lines

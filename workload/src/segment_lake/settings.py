@@ -12,7 +12,6 @@ from segment_lake_contract import (
     NamePattern,
     database_name,
     join_prefix,
-    slug,
 )
 
 from .errors import InvalidSettings
@@ -97,15 +96,3 @@ class SyncSettings:
     def table_name_prefix(self) -> str:
         """What table names start with: the prefix joined with ``_`` (``ios`` -> ``ios_track_page_viewed``)."""
         return join_prefix(self.table_prefix)
-
-    @property
-    def legacy_database(self) -> str | None:
-        """The database earlier versions of this sync named from the same options (a camelCase split), when
-        it differs from today's: a lake they synced has it."""
-        legacy = None if self.glue_database else slug(self.database_name_source)
-        return legacy if legacy != self.database else None
-
-    @property
-    def legacy_table_prefix(self) -> str | None:
-        """The prefix earlier versions glued on without ``_``, when it differs from today's joined one."""
-        return self.table_prefix if self.table_prefix != self.table_name_prefix else None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .errors import InvalidSettings
-from .layout import LakeLayout
+from .layout import LakeLayout, written_before
 from .storage import LakeStorage, join
 
 RUN_ID_TIME = "%Y%m%dT%H%M%SZ"  # a run id starts with its start time, so ids sort by it
@@ -116,10 +116,9 @@ class SourceState:
 
     def prune_duplicates(self, before: datetime) -> None:
         """Forget the duplicates dropped by runs that started before ``before``: the files are named
-        ``part-<run id>-<n>``."""
-        cutoff = f"part-{before:{RUN_ID_TIME}}"
+        by their run (layout.data_file_name)."""
         for info in self.storage.list_files(self.duplicates_uri):
-            if info.uri.rsplit("/", 1)[-1] < cutoff:
+            if written_before(info.uri, f"{before:{RUN_ID_TIME}}"):
                 self.storage.delete(info.uri)
 
     def landed_run_uri(self, run_id: str) -> str:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from .parse import FIELD
+from .field_codec import FIELD
 from .storage import LakeStorage
 
 KINDS = {"user_ids": "user_id", "anonymous_ids": "anonymous_id"}  # list -> the flattened field it matches

@@ -1,27 +1,31 @@
-"""Write a run's tables in one Spark job, then publish the files under deterministic names, so a
-redone run overwrites its own files.
+"""Write: a run's tables in one Spark job into the run's stage folder (publish.py then moves them into the lake).
 
-Rows arrive grouped by (table, partition) (the parse stage's shuffle) and are sorted within each
-task; each task casts and writes its tables one file after another into ``segment-stage/``
-(``jvm/WriteTables.java``). The
-files the job reports (a retried task's leftovers are not among them) then move into the tables'
-partitions as ``part-<run id>-<n>.snappy.parquet``, after removing any file a crashed attempt of
-the same run left there.
+Rows arrive grouped by (table, partition) (the parse stage's shuffle) and are sorted within each task; each task
+casts and writes its tables one file after another (``jvm/WriteTables.java``), and the values a column cannot hold
+to discards files. The job reports the files it wrote (a retried task's leftovers are not among them).
 """
 from __future__ import annotations
 
 import json
-from collections import defaultdict
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 
+from .column_types import ColumnType
 from .infer import ALWAYS_TIMESTAMP
 from .jvm_code import load_class
 from .storage import LakeStorage, join
 
+if TYPE_CHECKING:
+    from .environment import SyncEnvironment
+    from .infer import Inferred
+
 DATA, DISCARDS, LANDED, DUPLICATES = "data", "discards", "landed", "duplicates"
+# A discarded value's record: where it was, which event had it, the value as text and why it was discarded.
+DISCARD_COLUMNS = (("table_name", ColumnType.STRING), ("column_name", ColumnType.STRING),
+                   ("message_id", ColumnType.STRING), ("received_at", ColumnType.TIMESTAMP),
+                   ("value", ColumnType.STRING), ("reason", ColumnType.STRING))
 
 # A column whose every value differs (an event's id and times) gains nothing from a Parquet dictionary
 # but costs a hash lookup per value until Parquet gives up on it: a fifth of a sync's CPU at 1M events.
@@ -68,18 +72,13 @@ def write_duplicates(duplicates: DataFrame, count: int, stage_uri: str, storage:
             if f.uri.endswith(".parquet")]
 
 
-def publish(storage: LakeStorage, files: Iterable[WrittenFile], target: Callable[[WrittenFile], str], run_id: str,
-            redo: bool) -> None:
-    """Move ``files`` into their ``target`` folders under run-specific names. A ``redo`` first removes the
-    files an earlier attempt of the run left there."""
-    by_target = defaultdict(list)
-    for written in files:
-        by_target[target(written)].append(written.uri)
-    own_prefix = f"part-{run_id}-"
-    for folder, uris in sorted(by_target.items()):
-        if redo:
-            for old in storage.list_files(folder):
-                if old.uri.rsplit("/", 1)[-1].startswith(own_prefix):
-                    storage.delete(old.uri)
-        for index, source in enumerate(sorted(uris)):
-            storage.move(source, join(folder, f"{own_prefix}{index:05d}.snappy.parquet"))
+def write(env: SyncEnvironment, inferred: Inferred, run_id: str) -> list[WrittenFile]:
+    """Writes every table and the discards in one job, and the duplicates' record, into the run's stage folder."""
+    schemas, deduped = inferred.schemas, inferred.deduped
+    stage = env.layout.stage(run_id)
+    env.storage.delete(stage, recursive=True)  # a crashed attempt's files
+    files = write_tables(deduped.accepted, {table: list(schema.columns) for table, schema in schemas.items()},
+                         env.keys, stage, env.settings.max_records_per_file, env.settings.max_columns_per_table)
+    if deduped.duplicate_count:
+        files += write_duplicates(deduped.duplicates.drop("_row"), deduped.duplicate_count, stage, env.storage)
+    return files

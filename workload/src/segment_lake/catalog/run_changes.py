@@ -1,0 +1,34 @@
+"""Catalog: what a run changes in the catalog, as TableChanges: its tables (columns, partitions, folder), and the
+source's records of discarded values and duplicates when the run added to them."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..dedup import DUPLICATE_COLUMNS
+from ..names import DISCARDS_TABLE, DUPLICATES_TABLE
+from ..route import partition_values
+from ..write import DISCARD_COLUMNS
+from . import TableChange
+
+if TYPE_CHECKING:
+    from ..environment import SyncEnvironment
+    from ..infer import Inferred
+    from ..publish import Published
+
+
+def table_changes(env: SyncEnvironment, inferred: Inferred) -> list[TableChange]:
+    """The run's tables with their schemas and the partitions its events fall in."""
+    return [TableChange(table, schema.columns, tuple(env.keys),
+                        tuple(partition_values(path) for path in inferred.observed.partitions[table]),
+                        env.table_location(table)) for table, schema in inferred.schemas.items()]
+
+
+def record_changes(env: SyncEnvironment, run_id: str, published: Published, duplicate_count: int) -> list[TableChange]:
+    """The discards table (partitioned by run) and the duplicates table, when the run added to them."""
+    prefix, records = env.settings.table_name_prefix, []
+    if published.discarded_value_count:
+        records.append(TableChange(prefix + DISCARDS_TABLE, DISCARD_COLUMNS, ("run_id",), ((run_id,),),
+                                   env.layout.discards))
+    if duplicate_count:
+        records.append(TableChange(prefix + DUPLICATES_TABLE, DUPLICATE_COLUMNS, (), (), env.state.duplicates_uri))
+    return records

@@ -1,0 +1,66 @@
+"""Publish: a run's written files move from its stage folder into the lake under names of the run
+(layout.data_file_name), so a redone run overwrites its own files; a redo first removes what an earlier attempt of
+the run left."""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .layout import data_file_name, written_by
+from .progress import count
+from .storage import LakeStorage, join
+from .write import DATA, DISCARDS, DUPLICATES, LANDED, WrittenFile
+
+if TYPE_CHECKING:
+    from .environment import SyncEnvironment
+
+
+@dataclass(frozen=True)
+class Published:
+    """Rows published per table and partition, and the values discarded."""
+
+    partitions: dict[str, dict[str, int]]
+    discarded_value_count: int
+
+    @property
+    def row_count(self) -> int:
+        return sum(sum(counts.values()) for counts in self.partitions.values())
+
+    def summary(self, tables: int) -> str:
+        return (f"{count(sum(map(len, self.partitions.values())), 'partition')} of {count(tables, 'table')}, "
+                f"{count(self.discarded_value_count, 'discarded value')}")
+
+
+def publish(env: SyncEnvironment, files: list[WrittenFile], run_id: str, redo: bool) -> Published:
+    """Moves the run's files into their tables' partitions and the source's records, once the run still holds the
+    lock, then removes the stage folder."""
+    env.lock.check()  # the files go live next
+    targets = {DISCARDS: env.layout.discards_of_run(run_id), LANDED: env.state.landed_run_uri(run_id),
+               DUPLICATES: env.state.duplicates_uri}
+    move_files(env.storage, files, lambda f: targets.get(f.kind) or join(env.table_location(f.table), f.partition),
+               run_id, redo)
+    env.storage.delete(env.layout.stage(run_id), recursive=True)
+    partitions: dict[str, dict[str, int]] = {}
+    for file in files:
+        if file.kind == DATA:
+            counts = partitions.setdefault(file.table, {})
+            counts[file.partition] = counts.get(file.partition, 0) + file.rows
+    return Published(partitions, sum(f.rows for f in files if f.kind == DISCARDS))
+
+
+def move_files(storage: LakeStorage, files: Iterable[WrittenFile], target: Callable[[WrittenFile], str], run_id: str,
+               redo: bool) -> None:
+    """Moves ``files`` into their ``target`` folders under the run's names. A ``redo`` first removes the files an
+    earlier attempt of the run left there."""
+    by_target = defaultdict(list)
+    for written in files:
+        by_target[target(written)].append(written.uri)
+    for folder, uris in sorted(by_target.items()):
+        if redo:
+            for old in storage.list_files(folder):
+                if written_by(old.uri, run_id):
+                    storage.delete(old.uri)
+        for index, source in enumerate(sorted(uris)):
+            storage.move(source, join(folder, data_file_name(run_id, index)))
