@@ -26,7 +26,7 @@ EMR_WHEELS := .cache/emr-wheels
 BUNDLE := constructs/segment_data_lake/app/segment-lake-app.zip
 BUNDLE_INPUTS := $(shell find workload/emr workload/src/segment_lake contract -type f -not -path '*__pycache__*' 2>/dev/null)
 
-.PHONY: setup bundle dist synth validate scan demo sync-demo test soak bench clean
+.PHONY: setup bundle dist synth validate scan demo sync-demo test test-fast soak bench clean
 
 setup: $(STAMP) $(JARS) $(BUNDLE)
 
@@ -95,6 +95,12 @@ test: setup
 	$(PY) -m ruff check .
 	$(PY) -m pytest
 	$(MAKE) --no-print-directory scan
+
+# A few minutes for your own loop: unit tests of the stages and values, and one small end-to-end sync. The lanes are
+# markers (pyproject.toml): pytest -m constructs, -m spark, -m aws. CI runs make test.
+test-fast: setup
+	$(PY) -m ruff check .
+	$(PY) -m pytest -m fast
 
 # The long runs of what make test samples: whole sync processes killed at seeded random moments (kill_harness),
 # a death at every write of storage and catalog, three ways (crash_points; deletion_crash_points for a user

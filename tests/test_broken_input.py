@@ -3,11 +3,14 @@ rejected record of where and why the rest was lost; the other files of the run l
 import gzip
 import json
 
+import pytest
 from sync_harness import Lake, make_catalog
 
 from segment_lake import discover
 from segment_lake.storage import FileInfo
 from segment_lake.sync import Sync
+
+pytestmark = pytest.mark.spark
 
 
 def event(n: int, prefix: str) -> str:

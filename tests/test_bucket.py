@@ -6,6 +6,8 @@ from stack_helpers import as_list, only, policy, resources
 
 from segment_data_lake import DataLakeBucketProps, DataLakeConfigError
 
+pytestmark = pytest.mark.constructs
+
 
 def rules_by_id(stack):
     return {rule["id"]: rule for rule in only(stack, "aws_s3_bucket_lifecycle_configuration")["rule"]}

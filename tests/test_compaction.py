@@ -21,6 +21,8 @@ from segment_lake.state import SourceState
 from segment_lake.sync import Sync
 from segment_lake_contract import DATE_PARTITIONS
 
+pytestmark = [pytest.mark.spark, pytest.mark.aws]
+
 CLI = str(Path(sys.executable).with_name("segment-lake"))
 
 

@@ -7,6 +7,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import deletion_crash_points
+import pytest
 from crash_points import Died
 from lake_events import event
 from sync_harness import Lake, make_catalog
@@ -14,6 +15,8 @@ from sync_harness import Lake, make_catalog
 from segment_lake.deletion import Journal, Rewrite, UserDeletion, deletion_report, users_rows
 from segment_lake.state import SourceState
 from segment_lake.suppression import SuppressionList
+
+pytestmark = [pytest.mark.spark, pytest.mark.aws]
 
 CLI = str(Path(sys.executable).with_name("segment-lake"))
 

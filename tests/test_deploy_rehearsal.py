@@ -32,6 +32,8 @@ from moto_gaps import moto_server
 from stack_helpers import resolve, resources
 from test_terraform import PLUGIN_DIR, terraform
 
+pytestmark = [pytest.mark.constructs, pytest.mark.aws]
+
 STACKS = ("segment-data-lake", "complete")
 # the services the stacks' resources and data sources call
 SERVICES = ("ec2", "emr", "glue", "iam", "kms", "lakeformation", "s3", "scheduler", "sts")

@@ -9,6 +9,8 @@ from conftest import REPO
 from stack_helpers import named, only, policy, resolve, resources
 from test_terraform import PLUGIN_DIR, terraform
 
+pytestmark = pytest.mark.constructs
+
 GLUE_FACTORY = "com.amazonaws.glue.catalog.metastore.AWSGlueDataCatalogHiveClientFactory"
 
 

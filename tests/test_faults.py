@@ -14,6 +14,8 @@ from sync_harness import Lake
 from segment_lake.catalog.glue import GlueCatalog
 from segment_lake.errors import classify
 
+pytestmark = [pytest.mark.spark, pytest.mark.aws]
+
 
 @pytest.fixture
 def proxy(aws_endpoint):

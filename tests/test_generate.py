@@ -12,6 +12,8 @@ import pytest
 
 from segment_lake.generate import GenerateOptions, generate
 
+pytestmark = pytest.mark.fast
+
 CLI = str(Path(sys.executable).with_name("segment-lake"))
 
 

@@ -2,10 +2,13 @@
 import json
 
 import cdktf
+import pytest
 from cdktf import App, TerraformStack
 from stack_helpers import resources
 
 from segment_data_lake import GlueCatalog, GlueCatalogProps, SegmentSource
+
+pytestmark = pytest.mark.constructs
 
 # segment_vendor_role_arn only where Segment runs the syncs
 SETTINGS_OUTPUTS = {"aws_region", "emr_cluster_id", "glue_catalog_id", "s3_bucket", "glue_database_names",

@@ -2,6 +2,8 @@
 share of finished syncs over 30 days, and the chart."""
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from segment_lake.catalog.local import LocalCatalog
 from segment_lake.history import SyncSummary, history_figure, plot_history, read_history, render_table, success_share
 from segment_lake.layout import LakeLayout
@@ -9,6 +11,8 @@ from segment_lake.report import RunResult, TableResult, render
 from segment_lake.storage import LakeStorage
 from segment_lake.sync_reports import REPORTS_TABLE, move_old_reports, register_reports
 from segment_lake_contract import REPORTS_DATABASE
+
+pytestmark = pytest.mark.spark
 
 NOW = datetime(2024, 3, 1, 12, tzinfo=UTC)
 

@@ -8,12 +8,15 @@ from collections import Counter
 from decimal import Decimal
 
 import hostile_corpus as corpus
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sync_harness import Lake, make_catalog
 
 from segment_lake.state import SourceState
 from segment_lake.sync import Sync
+
+pytestmark = pytest.mark.spark
 
 
 def test_hostile_files_and_lines_are_landed_or_rejected_with_their_reason(spark, tmp_path):

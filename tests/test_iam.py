@@ -1,10 +1,13 @@
 """The roles: trust, permissions, names, tags; what each may do judged by an IAM policy evaluator."""
 import json
 
+import pytest
 from aws_calls import ACCOUNT, REGION
 from iam_evaluator import Request, allowed
 from role_policies import permissions, resolve, trust
 from stack_helpers import as_list, named, policy, resources, statement
+
+pytestmark = pytest.mark.constructs
 
 SEGMENT_ROLE = "arn:aws:iam::595280932656:role/segment-datalakes-production-access"
 

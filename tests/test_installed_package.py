@@ -10,8 +10,11 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 from test_terraform import PLUGIN_DIR, terraform
+
+pytestmark = pytest.mark.constructs
 
 # A consumer with its own VPC (flow logs to its central log bucket, default group closed) and subnet, the
 # lake wired to them, and an output of its own.

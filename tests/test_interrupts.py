@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.spark
+
 CLI = str(Path(sys.executable).with_name("segment-lake"))
 
 

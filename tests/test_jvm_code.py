@@ -7,7 +7,10 @@ import zipfile
 from pathlib import Path
 
 import py4j
+import pytest
 from conftest import REPO
+
+pytestmark = pytest.mark.spark
 
 
 def test_the_java_sources_compile_when_py4j_comes_from_a_zip(tmp_path):

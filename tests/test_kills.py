@@ -2,9 +2,12 @@
 moments, and deaths at each kind of write of storage and catalog; after a re-run the lake equals one synced
 without a crash."""
 import crash_points
+import pytest
 from kill_harness import run_trials
 
 from segment_lake.catalog.glue import GlueCatalog
+
+pytestmark = [pytest.mark.spark, pytest.mark.aws]
 
 
 def test_syncs_killed_at_random_moments_land_every_event_exactly_once(spark, tmp_path):

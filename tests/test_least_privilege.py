@@ -21,6 +21,8 @@ from stack_helpers import resources
 
 from segment_lake import cli
 
+pytestmark = [pytest.mark.constructs, pytest.mark.spark, pytest.mark.aws]
+
 BUCKET = "my-company-segment-data-lake"  # the bucket of the project's own stack (main.py)
 NODE_ROLE = "SegmentEMRInstanceProfileRole"
 README = Path(__file__).resolve().parents[1] / "README.md"

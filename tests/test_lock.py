@@ -13,6 +13,8 @@ from segment_lake.lock import LockLost, SourceBusy, SourceLock, lock_store, sour
 from segment_lake.state import SourceState
 from segment_lake.sync import Sync
 
+pytestmark = [pytest.mark.spark, pytest.mark.aws]
+
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
 

@@ -4,6 +4,7 @@ import posixpath
 from datetime import UTC, datetime
 from urllib.parse import urlparse
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,6 +12,8 @@ from segment_lake.errors import InvalidSettings
 from segment_lake.layout import LakeLayout
 from segment_lake.settings import SyncSettings
 from segment_lake_contract import slug
+
+pytestmark = pytest.mark.spark
 
 HOSTILE = st.one_of(
     st.sampled_from(["..", "../..", "../../etc/passwd", "/", "/abs", "a/b", "a\\b", ".", "x\x00y", "x\ny", "\u202e",

@@ -5,6 +5,8 @@ import pytest
 
 from segment_data_lake import policy_documents
 
+pytestmark = pytest.mark.fast
+
 
 def test_whole_placeholders_take_lists_and_inline_ones_are_spliced():
     document = policy_documents.render("vendor-trust", vendor_principals=["arn:aws:iam::1:role/a"],

@@ -5,8 +5,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import APPS, REPO
 from stack_helpers import named, only, resources
+
+pytestmark = pytest.mark.constructs
 
 SKIPS = REPO / "constructs" / "segment_data_lake_scan" / "accepted-skips.json"
 

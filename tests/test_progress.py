@@ -7,6 +7,8 @@ import pytest
 
 from segment_lake.progress import Progress
 
+pytestmark = pytest.mark.fast
+
 
 def test_a_stage_says_what_it_does_how_far_it_got_and_its_time():
     lines = []

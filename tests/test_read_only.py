@@ -6,7 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from lake_events import write_run1
+
+pytestmark = pytest.mark.spark
 
 CLI = str(Path(sys.executable).with_name("segment-lake"))
 # root writes whatever the modes say unless it drops these

@@ -4,9 +4,12 @@ NULL. Hive itself answers here: the Hive 2.3 driver inside Spark's jars, on the 
 no MapReduce). Athena v3 maps columns by name; Spark 3.5 reads a partition with the table's schema."""
 import json
 
+import pytest
 from sync_harness import Lake
 
 from segment_lake.catalog.local import LocalCatalog
+
+pytestmark = pytest.mark.spark
 
 
 def _events(folder, *events):

@@ -6,6 +6,8 @@ import re
 import pytest
 from conftest import REPO, load_module
 
+pytestmark = pytest.mark.fast
+
 tables = load_module(REPO / "tools" / "readme_prop_tables.py", "readme_prop_tables")
 
 

@@ -9,6 +9,8 @@ from sync_harness import Lake
 
 from segment_lake.catalog.local import LocalCatalog
 
+pytestmark = pytest.mark.spark
+
 
 def _lines(files):
     return {name: [json.dumps(event) for event in events] for name, events in files.items()}

@@ -7,6 +7,8 @@ from segment_lake.discover import other_sources
 from segment_lake.errors import InvalidSettings
 from segment_lake.layout import owning_source
 
+pytestmark = [pytest.mark.spark, pytest.mark.aws]
+
 
 def test_folders_of_other_sources_are_found_where_a_source_folder_stands():
     day = "1704153600000"

@@ -3,11 +3,14 @@ import json
 from datetime import date
 from pathlib import Path
 
+import pytest
 from lake_events import event
 from sync_harness import Lake, make_catalog
 
 from segment_lake.discover import received_day
 from segment_lake.sync import Sync
+
+pytestmark = pytest.mark.spark
 
 DAY1, DAY2, OLD = "1704153600000", "1704240000000", "1672617600000"  # 2024-01-02, 2024-01-03, 2023-01-02
 

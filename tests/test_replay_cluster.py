@@ -17,6 +17,8 @@ from segment_lake.errors import InvalidSettings
 from segment_lake.replay_on_emr import replay_request
 from segment_lake_contract import REPLAY_TEMPLATES_PREFIX
 
+pytestmark = [pytest.mark.constructs, pytest.mark.aws]
+
 SOURCE = "Kq8dV1bX2c"  # acme_web in examples/complete
 
 

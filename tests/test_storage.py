@@ -2,7 +2,11 @@
 new, never half of one."""
 import os
 
+import pytest
+
 from segment_lake.storage import LakeStorage
+
+pytestmark = [pytest.mark.fast, pytest.mark.spark]
 
 
 def test_a_local_file_is_replaced_by_a_rename_and_leaves_no_stale_checksum(spark, tmp_path):

@@ -5,12 +5,15 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from lake_events import event
 from sync_harness import Lake, make_catalog
 
 from segment_lake.state import SourceState
 from segment_lake.storage import LakeStorage
 from segment_lake.suppression import Suppressed, SuppressionList
+
+pytestmark = pytest.mark.spark
 
 CLI = str(Path(sys.executable).with_name("segment-lake"))
 

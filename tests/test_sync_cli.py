@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from lake_events import write_run1
 
+pytestmark = [pytest.mark.spark, pytest.mark.aws]
+
 CLI = str(Path(sys.executable).with_name("segment-lake"))
 
 
@@ -77,6 +79,7 @@ def test_unknown_date_partition_is_refused_by_the_parser(tmp_path):
     assert "invalid choice: 'hourly'" in result.stderr
 
 
+@pytest.mark.fast  # the fast lane's end-to-end sync
 def test_local_default_end_to_end(tmp_path):
     write_run1(tmp_path / "input", "src1")
     args = ["sync", "--source-id", "src1", "--source-slug", "Web App", "--input", "input/segment-logs/src1",

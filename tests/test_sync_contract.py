@@ -11,6 +11,8 @@ import pytest
 from lake_events import RUN1_COUNTS, RUN2_COUNTS, write_run1, write_run2
 from sync_harness import Lake, make_catalog
 
+pytestmark = [pytest.mark.spark, pytest.mark.aws]
+
 ORDER_COLUMNS_RUN1 = [
     ("type", "string"), ("message_id", "string"), ("received_at", "timestamp"), ("event", "string"),
     ("user_id", "string"), ("timestamp", "timestamp"), ("sent_at", "timestamp"), ("original_timestamp", "timestamp"),

@@ -12,6 +12,8 @@ from segment_lake.state import SourceState
 from segment_lake.storage import LakeStorage
 from segment_lake.sync import Sync
 
+pytestmark = [pytest.mark.spark, pytest.mark.aws]
+
 
 class Crash(RuntimeError):
     pass

@@ -16,6 +16,8 @@ from segment_lake.storage import LakeStorage, join
 from segment_lake.write import DATA, DISCARDS, LANDED, write_tables
 from segment_lake_contract import DEDUP_WINDOW_DAYS
 
+pytestmark = [pytest.mark.fast, pytest.mark.spark, pytest.mark.aws]
+
 # the parse stage's rows, with the fields as a map of kind-tagged text (encoded as the parser does)
 EVENTS_SCHEMA = ("table string, day string, _message_id string, _received_at timestamp, fields map<string,string>, "
                  "discards array<struct<column:string,value:string,reason:string>>")

@@ -12,6 +12,8 @@ from segment_lake.infer import plan_schema, type_of_kinds
 from segment_lake.parse import parse_lines
 from segment_lake_contract import slug
 
+pytestmark = [pytest.mark.fast, pytest.mark.spark]
+
 RECEIVED = "2024-01-01T00:00:00Z"
 
 

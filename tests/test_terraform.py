@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import APPS, REPO
 
+pytestmark = pytest.mark.constructs
+
 PLUGIN_DIR = Path(os.environ.get("TF_PLUGIN_DIR", "/opt/tf-plugins"))
 
 

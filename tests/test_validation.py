@@ -20,6 +20,8 @@ from segment_data_lake import (
     validation,
 )
 
+pytestmark = pytest.mark.constructs
+
 SUBNET = "subnet-0123456789abcdef0"
 
 

@@ -8,10 +8,13 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 from stack_helpers import named, only, policy, resolve, resources
 
 from segment_data_lake.workload import STEP_LAUNCHER, packaged_bundle, release_id
+
+pytestmark = pytest.mark.constructs
 
 BUILD = REPO / "workload" / "emr" / "build_bundle.py"
 
