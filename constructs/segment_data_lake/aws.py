@@ -1,86 +1,109 @@
-"""Every import from the prebuilt AWS provider, in one place.
+"""Every import from CDKTF and its prebuilt AWS provider, in one place: from cdktf and cdktf-cdktf-provider-aws, or
+from their community fork CDK Terrain (cdktn and cdktn-provider-aws), whose classes have the same names.
 
-Importing the provider loads all of its submodules (about 20 s), and a move
-to another provider package (for example CDK Terrain's) only touches this file.
+Which one: ``SEGMENT_LAKE_CDK=cdktf|cdktn`` if set; else the one the app already imported (``from cdktn import App``
+before importing these constructs); else cdktf when installed, otherwise cdktn. Importing cdktf's provider loads
+all of its submodules (about 20 s); cdktn's loads them lazily.
 """
-from cdktf_cdktf_provider_aws.data_aws_caller_identity import DataAwsCallerIdentity
-from cdktf_cdktf_provider_aws.data_aws_partition import DataAwsPartition
-from cdktf_cdktf_provider_aws.data_aws_region import DataAwsRegion
-from cdktf_cdktf_provider_aws.data_aws_subnet import DataAwsSubnet
-from cdktf_cdktf_provider_aws.default_security_group import DefaultSecurityGroup
-from cdktf_cdktf_provider_aws.emr_cluster import (
-    EmrCluster,
-    EmrClusterBootstrapAction,
-    EmrClusterCoreInstanceGroup,
-    EmrClusterCoreInstanceGroupEbsConfig,
-    EmrClusterEc2Attributes,
-    EmrClusterMasterInstanceGroup,
-    EmrClusterMasterInstanceGroupEbsConfig,
-)
-from cdktf_cdktf_provider_aws.emr_instance_group import EmrInstanceGroup, EmrInstanceGroupEbsConfig
-from cdktf_cdktf_provider_aws.emr_managed_scaling_policy import (
-    EmrManagedScalingPolicy,
-    EmrManagedScalingPolicyComputeLimits,
-)
-from cdktf_cdktf_provider_aws.emr_security_configuration import EmrSecurityConfiguration
-from cdktf_cdktf_provider_aws.flow_log import FlowLog
-from cdktf_cdktf_provider_aws.glue_catalog_database import GlueCatalogDatabase
-from cdktf_cdktf_provider_aws.iam_instance_profile import IamInstanceProfile
-from cdktf_cdktf_provider_aws.iam_policy import IamPolicy
-from cdktf_cdktf_provider_aws.iam_role import IamRole
-from cdktf_cdktf_provider_aws.iam_role_policy_attachment import IamRolePolicyAttachment
-from cdktf_cdktf_provider_aws.kms_key import KmsKey
-from cdktf_cdktf_provider_aws.lakeformation_permissions import (
-    LakeformationPermissions,
-    LakeformationPermissionsDatabase,
-    LakeformationPermissionsDataLocation,
-    LakeformationPermissionsTable,
-)
-from cdktf_cdktf_provider_aws.lakeformation_resource import LakeformationResource
-from cdktf_cdktf_provider_aws.provider import AwsProvider
-from cdktf_cdktf_provider_aws.route_table import RouteTable
-from cdktf_cdktf_provider_aws.route_table_association import RouteTableAssociation
-from cdktf_cdktf_provider_aws.s3_bucket import S3Bucket
-from cdktf_cdktf_provider_aws.s3_bucket_lifecycle_configuration import (
-    S3BucketLifecycleConfiguration,
-    S3BucketLifecycleConfigurationRule,
-    S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload,
-    S3BucketLifecycleConfigurationRuleExpiration,
-    S3BucketLifecycleConfigurationRuleFilter,
-    S3BucketLifecycleConfigurationRuleNoncurrentVersionExpiration,
-)
-from cdktf_cdktf_provider_aws.s3_bucket_ownership_controls import (
-    S3BucketOwnershipControls,
-    S3BucketOwnershipControlsRule,
-)
-from cdktf_cdktf_provider_aws.s3_bucket_policy import S3BucketPolicy
-from cdktf_cdktf_provider_aws.s3_bucket_public_access_block import S3BucketPublicAccessBlock
-from cdktf_cdktf_provider_aws.s3_bucket_server_side_encryption_configuration import (
-    S3BucketServerSideEncryptionConfigurationA as S3BucketServerSideEncryptionConfiguration,
-)
-from cdktf_cdktf_provider_aws.s3_bucket_server_side_encryption_configuration import (
-    S3BucketServerSideEncryptionConfigurationRuleA as S3BucketServerSideEncryptionConfigurationRule,
-)
-from cdktf_cdktf_provider_aws.s3_bucket_server_side_encryption_configuration import (
-    S3BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultA as S3EncryptionByDefault,
-)
-from cdktf_cdktf_provider_aws.s3_bucket_versioning import (
-    S3BucketVersioningA as S3BucketVersioning,
-)
-from cdktf_cdktf_provider_aws.s3_bucket_versioning import (
-    S3BucketVersioningVersioningConfiguration,
-)
-from cdktf_cdktf_provider_aws.s3_object import S3Object
-from cdktf_cdktf_provider_aws.scheduler_schedule import (
-    SchedulerSchedule,
-    SchedulerScheduleFlexibleTimeWindow,
-    SchedulerScheduleTarget,
-    SchedulerScheduleTargetRetryPolicy,
-)
-from cdktf_cdktf_provider_aws.scheduler_schedule_group import SchedulerScheduleGroup
-from cdktf_cdktf_provider_aws.security_group import SecurityGroup, SecurityGroupEgress, SecurityGroupIngress
-from cdktf_cdktf_provider_aws.subnet import Subnet
-from cdktf_cdktf_provider_aws.vpc import Vpc
-from cdktf_cdktf_provider_aws.vpc_endpoint import VpcEndpoint
+import importlib
+import importlib.util
+import os
+import sys
 
-__all__ = [name for name in dir() if name[0].isupper()]
+CDKS = {"cdktf": "cdktf_cdktf_provider_aws", "cdktn": "cdktn_provider_aws"}
+
+
+def _chosen() -> str:
+    chosen = os.environ.get("SEGMENT_LAKE_CDK")
+    if chosen:
+        if chosen not in CDKS:
+            raise ImportError(f"SEGMENT_LAKE_CDK={chosen!r}: use cdktf or cdktn")
+        return chosen
+    imported = [cdk for cdk in CDKS if cdk in sys.modules]
+    if len(imported) == 1:
+        return imported[0]
+    return "cdktf" if importlib.util.find_spec("cdktf") else "cdktn"
+
+
+CDK = _chosen()
+_core = importlib.import_module(CDK)
+CORE = ("App", "AssetType", "LocalBackend", "TerraformAsset", "TerraformOutput", "TerraformResource",
+        "TerraformResourceLifecycle", "TerraformStack", "Testing", "Token")
+# provider module -> its classes, each a name or (name, the name it has here)
+PROVIDER = {
+    "data_aws_caller_identity": ("DataAwsCallerIdentity",),
+    "data_aws_partition": ("DataAwsPartition",),
+    "data_aws_region": ("DataAwsRegion",),
+    "data_aws_subnet": ("DataAwsSubnet",),
+    "default_security_group": ("DefaultSecurityGroup",),
+    "emr_cluster": (
+        "EmrCluster",
+        "EmrClusterBootstrapAction",
+        "EmrClusterCoreInstanceGroup",
+        "EmrClusterCoreInstanceGroupEbsConfig",
+        "EmrClusterEc2Attributes",
+        "EmrClusterMasterInstanceGroup",
+        "EmrClusterMasterInstanceGroupEbsConfig",
+    ),
+    "emr_instance_group": ("EmrInstanceGroup", "EmrInstanceGroupEbsConfig",),
+    "emr_managed_scaling_policy": ("EmrManagedScalingPolicy", "EmrManagedScalingPolicyComputeLimits",),
+    "emr_security_configuration": ("EmrSecurityConfiguration",),
+    "flow_log": ("FlowLog",),
+    "glue_catalog_database": ("GlueCatalogDatabase",),
+    "iam_instance_profile": ("IamInstanceProfile",),
+    "iam_policy": ("IamPolicy",),
+    "iam_role": ("IamRole",),
+    "iam_role_policy_attachment": ("IamRolePolicyAttachment",),
+    "kms_key": ("KmsKey",),
+    "lakeformation_permissions": (
+        "LakeformationPermissions",
+        "LakeformationPermissionsDatabase",
+        "LakeformationPermissionsDataLocation",
+        "LakeformationPermissionsTable",
+    ),
+    "lakeformation_resource": ("LakeformationResource",),
+    "provider": ("AwsProvider",),
+    "route_table": ("RouteTable",),
+    "route_table_association": ("RouteTableAssociation",),
+    "s3_bucket": ("S3Bucket",),
+    "s3_bucket_lifecycle_configuration": (
+        "S3BucketLifecycleConfiguration",
+        "S3BucketLifecycleConfigurationRule",
+        "S3BucketLifecycleConfigurationRuleAbortIncompleteMultipartUpload",
+        "S3BucketLifecycleConfigurationRuleExpiration",
+        "S3BucketLifecycleConfigurationRuleFilter",
+        "S3BucketLifecycleConfigurationRuleNoncurrentVersionExpiration",
+    ),
+    "s3_bucket_ownership_controls": ("S3BucketOwnershipControls", "S3BucketOwnershipControlsRule",),
+    "s3_bucket_policy": ("S3BucketPolicy",),
+    "s3_bucket_public_access_block": ("S3BucketPublicAccessBlock",),
+    "s3_bucket_server_side_encryption_configuration": (
+        ("S3BucketServerSideEncryptionConfigurationA", "S3BucketServerSideEncryptionConfiguration"),
+        ("S3BucketServerSideEncryptionConfigurationRuleA", "S3BucketServerSideEncryptionConfigurationRule"),
+        ("S3BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultA", "S3EncryptionByDefault"),
+    ),
+    "s3_bucket_versioning": (
+        ("S3BucketVersioningA", "S3BucketVersioning"),
+        "S3BucketVersioningVersioningConfiguration",
+    ),
+    "s3_object": ("S3Object",),
+    "scheduler_schedule": (
+        "SchedulerSchedule",
+        "SchedulerScheduleFlexibleTimeWindow",
+        "SchedulerScheduleTarget",
+        "SchedulerScheduleTargetRetryPolicy",
+    ),
+    "scheduler_schedule_group": ("SchedulerScheduleGroup",),
+    "security_group": ("SecurityGroup", "SecurityGroupEgress", "SecurityGroupIngress",),
+    "subnet": ("Subnet",),
+    "vpc": ("Vpc",),
+    "vpc_endpoint": ("VpcEndpoint",),
+}
+globals().update({name: getattr(_core, name) for name in CORE})
+for _module, _names in PROVIDER.items():
+    _loaded = importlib.import_module(f"{CDKS[CDK]}.{_module}")
+    for _name in _names:
+        _name, _alias = _name if isinstance(_name, tuple) else (_name, _name)
+        globals()[_alias] = getattr(_loaded, _name)
+
+__all__ = [*CORE, *(n[1] if isinstance(n, tuple) else n for names in PROVIDER.values() for n in names)]

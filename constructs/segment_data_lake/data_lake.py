@@ -6,13 +6,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from cdktf import TerraformOutput, TerraformStack
 from constructs import Construct
 
 import segment_lake_contract as contract
 
 from . import validation
 from .account import AwsAccount
+from .aws import TerraformOutput, TerraformStack
 from .bucket import DataLakeBucket, DataLakeBucketProps
 from .emr import DataLakeCluster, EmrClusterProps
 from .emr_security import EmrSecurity

@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cdktf import TerraformResourceLifecycle
 from constructs import Construct
 
 from . import validation
@@ -23,6 +22,7 @@ from .aws import (
     EmrInstanceGroupEbsConfig,
     EmrManagedScalingPolicy,
     EmrManagedScalingPolicyComputeLimits,
+    TerraformResourceLifecycle,
 )
 from .emr_security import EmrSecurity, EmrSecurityProps
 from .iam import DataLakeRoles

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import weakref
 
-from cdktf import TerraformResource, TerraformStack
+from .aws import TerraformResource, TerraformStack
 
 MARKS_KEY = "segment_data_lake_scan"
 

@@ -5,7 +5,7 @@ import ipaddress
 import re
 from collections.abc import Iterable, Mapping
 
-from cdktf import Token
+from .aws import Token
 
 
 class DataLakeConfigError(ValueError):

@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from cdktf import AssetType, TerraformAsset, TerraformResourceLifecycle
 from constructs import Construct
 
 from segment_lake_contract import APP_PREFIX
 
 from . import validation
-from .aws import S3Object
+from .aws import AssetType, S3Object, TerraformAsset, TerraformResourceLifecycle
 
 BUNDLE_NAME = "segment-lake-app.zip"
 STEP_SCRIPT = "run-sync.sh"
