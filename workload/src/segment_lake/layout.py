@@ -118,8 +118,12 @@ class LakeLayout:
         return join(self.lake, DATA, "state", self.source_id)
 
     @property
+    def state_files(self) -> StateLayout:
+        return StateLayout(self.state)
+
+    @property
     def lock(self) -> str:
-        return join(self.state, "lock.json")
+        return self.state_files.lock
 
     def stage(self, run_id: str) -> str:
         return join(self.lake, STAGE, self.source_id, run_id)
@@ -128,6 +132,41 @@ class LakeLayout:
 def lake_bucket(lake: str) -> str | None:
     """The bucket of a lake on S3 (None for a local lake)."""
     return lake.split("://", 1)[1].split("/", 1)[0] if lake.startswith(("s3://", "s3a://")) else None
+
+
+@dataclass(frozen=True)
+class StateLayout:
+    """The files of one source's sync state, below its state folder (``LakeLayout.state``)."""
+
+    root: str
+
+    def __getattr__(self, name: str) -> str:
+        if name in STATE_FILES:
+            return join(self.root, STATE_FILES[name])
+        raise AttributeError(name)
+
+    def processed_run(self, run_id: str) -> str:
+        return join(self.processed, f"run_id={run_id}.json")
+
+    def landed_run(self, run_id: str) -> str:
+        return join(self.landed, f"run_id={run_id}")
+
+
+# name -> file or folder below a source's state folder
+STATE_FILES = {
+    "pending": "pending.json",  # the unfinished run's manifest
+    "processed": "processed",  # one manifest per finished run (merged-<compaction>.json once compacted)
+    "landed": "landed",  # the ids each run landed, a folder per run
+    "landed_generations": "landed-compacted",  # the landed ids compaction merged, a folder per generation
+    "landed_generation": "landed-compacted.json",  # which generation is current
+    "duplicates": "duplicates",  # the dedup window's record of dropped duplicates
+    "suppressed": "suppressed.json",
+    "deletion": "deletion.json",  # an unfinished deletion's journal
+    "deletion_stage": "deletion-stage",  # and its rewritten files
+    "compaction": "compaction.json",  # an unfinished compaction's journal
+    "compaction_stage": "compaction-stage",  # and its merged files
+    "lock": "lock.json",
+}
 
 
 # A report's folders, named and ordered as the sync_reports table's partition keys, so that MSCK REPAIR TABLE (or

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .errors import InvalidSettings
-from .layout import LakeLayout, written_before
+from .layout import STATE_FILES, LakeLayout, StateLayout, written_before
 from .storage import LakeStorage, join
 
 RUN_ID_TIME = "%Y%m%dT%H%M%SZ"  # a run id starts with its start time, so ids sort by it
@@ -54,17 +54,7 @@ class SourceState:
         """``root``: the source's state folder (LakeLayout.state)."""
         self.storage = storage
         self.root = root
-        self.pending_uri = join(self.root, "pending.json")
-        self.processed_uri = join(self.root, "processed")
-        self.landed_uri = join(self.root, "landed")
-        self.landed_generations_uri = join(self.root, "landed-compacted")
-        self.landed_generation_uri = join(self.root, "landed-compacted.json")
-        self.duplicates_uri = join(self.root, "duplicates")
-        self.suppressed_uri = join(self.root, "suppressed.json")
-        self.deletion_uri = join(self.root, "deletion.json")
-        self.deletion_stage_uri = join(self.root, "deletion-stage")
-        self.compaction_uri = join(self.root, "compaction.json")
-        self.compaction_stage_uri = join(self.root, "compaction-stage")
+        self.files = StateLayout(root)
 
     def pending(self) -> RunManifest | None:
         if not self.storage.exists(self.pending_uri):
@@ -121,11 +111,17 @@ class SourceState:
             if written_before(info.uri, f"{before:{RUN_ID_TIME}}"):
                 self.storage.delete(info.uri)
 
+    def __getattr__(self, name: str) -> str:
+        """``<file>_uri``: the path of a state file (layout.STATE_FILES)."""
+        if name.endswith("_uri") and name[:-4] in STATE_FILES:
+            return getattr(self.files, name[:-4])
+        raise AttributeError(name)
+
     def landed_run_uri(self, run_id: str) -> str:
-        return join(self.landed_uri, f"run_id={run_id}")
+        return self.files.landed_run(run_id)
 
     def _processed_file(self, run_id: str) -> str:
-        return join(self.processed_uri, f"run_id={run_id}.json")
+        return self.files.processed_run(run_id)
 
 
 def require_known_source(storage: LakeStorage, layout: LakeLayout) -> None:
@@ -133,8 +129,8 @@ def require_known_source(storage: LakeStorage, layout: LakeLayout) -> None:
     command on a mistyped id would find nothing and report success. (A state folder alone is no proof: a lock or a
     suppression list on a mistyped id makes one.)"""
     tables, states = layout.source_roots
-    known = sorted({*storage.list_folders(tables),
-                    *(name for name in storage.list_folders(states) if storage.exists(join(states, name, "processed")))})
+    processed = [name for name in storage.list_folders(states) if storage.exists(StateLayout(join(states, name)).processed)]
+    known = sorted({*storage.list_folders(tables), *processed})
     if layout.source_id not in known:
         raise InvalidSettings(f"the lake has no source {layout.source_id!r} (it has "
                               f"{', '.join(known) if known else 'none'}): pass the --source-id its syncs use")
