@@ -113,10 +113,10 @@ def test_compact_merges_closed_partitions_of_several_syncs_row_exact(spark, tmp_
 
 
 def test_day_folders_windows_and_generations():
-    ymd = [("year", "%Y"), ("month", "%m"), ("day", "%d")]
+    ymd = [("year", "yyyy"), ("month", "MM"), ("day", "dd")]
     assert day_of_folder("s3a://b/data/s/segment_type=page/year=2024/month=02/day=29", ymd) == date(2024, 2, 29)
-    assert day_of_folder("file:/l/segment_type=page/day=2024-01-02", [("day", "%Y-%m-%d")]) == date(2024, 1, 2)
-    assert day_of_folder("file:/l/segment_type=page/day=__HIVE_DEFAULT_PARTITION__", [("day", "%Y-%m-%d")]) == date.max
+    assert day_of_folder("file:/l/segment_type=page/day=2024-01-02", [("day", "yyyy-MM-dd")]) == date(2024, 1, 2)
+    assert day_of_folder("file:/l/segment_type=page/day=__HIVE_DEFAULT_PARTITION__", [("day", "yyyy-MM-dd")]) == date.max
     assert window(0, 86_400_000_000, 7) == (datetime(1969, 12, 25, tzinfo=UTC), datetime(1970, 1, 9, tzinfo=UTC))
     year_one = (datetime(1, 1, 2, tzinfo=UTC) - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
     assert window(year_one, year_one, 7) == (datetime.min.replace(tzinfo=UTC), datetime(1, 1, 9, tzinfo=UTC))

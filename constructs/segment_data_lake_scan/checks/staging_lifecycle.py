@@ -3,7 +3,7 @@ from _policy import as_list, value
 from checkov.common.models.enums import CheckCategories, CheckResult
 from checkov.terraform.checks.resource.base_resource_check import BaseResourceCheck
 
-STAGE_PREFIX = "segment-stage/"
+from segment_lake_contract import STAGE_PREFIX
 
 
 def _prefix(rule) -> str | None:

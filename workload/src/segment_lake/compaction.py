@@ -32,7 +32,7 @@ from .deletion import finish_deletion
 from .errors import InvalidSettings
 from .landed_index import compact_index
 from .layout import LakeLayout, data_file_name, file_name
-from .route import partition_keys, partition_path
+from .route import partition_keys, partition_path, partition_span
 from .state import SourceState, new_run_id
 from .storage import FileInfo, LakeStorage, join
 from .write import PARQUET_SETTINGS
@@ -76,17 +76,8 @@ class CompactionJournal:
 
 def partition_end(date_partition: str, values: tuple[str, ...]) -> datetime | None:
     """When a partition's time ends (UTC), from its values; None when they are not a time (never closed)."""
-    parts = dict(zip((pattern for _, pattern in DATE_PARTITIONS[date_partition]), values, strict=True))
-    try:
-        if "yyyy-MM-dd" in parts:
-            start = datetime.strptime(parts["yyyy-MM-dd"], "%Y-%m-%d")
-        else:
-            start = datetime(int(parts["yyyy"]), int(parts["MM"]), int(parts["dd"]))
-        if "HH" in parts:
-            return start.replace(hour=int(parts["HH"]), tzinfo=UTC) + timedelta(hours=1)
-        return start.replace(tzinfo=UTC) + timedelta(days=1)
-    except (KeyError, ValueError):
-        return None
+    span = partition_span(DATE_PARTITIONS[date_partition], values)
+    return span[0] + span[1] if span else None
 
 
 def files_wanted(size: int, target: int) -> int:

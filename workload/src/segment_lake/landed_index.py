@@ -23,14 +23,13 @@ from pyspark.sql import functions as F
 from segment_lake_contract import DATE_PARTITIONS, DEDUP_WINDOW_DAYS
 
 from .layout import WRITER_OF_FILE, LakeLayout
+from .route import partition_span
 from .state import SourceState
 from .storage import LakeStorage, join
 
 HORIZON_DAYS = DEDUP_WINDOW_DAYS + 1  # a day more than the window: a sync's events are hours apart, not a day
 ROWS_PER_FILE = 4_000_000  # about 60 MB of ids and times
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_DAY_FORMATS = {"yyyy-MM-dd": "%Y-%m-%d", "yyyy": "%Y", "MM": "%m", "dd": "%d"}
-
 
 @dataclass(frozen=True)
 class Generation:
@@ -78,7 +77,7 @@ def table_ids(spark: SparkSession, storage: LakeStorage, layout: LakeLayout, dat
     """The ids in the source's tables received from ``first`` to ``last`` (with the run or compaction that wrote
     each file as run_id, "" for others), read from the day partitions of those days only: one read per type of the
     tables' message_id column (text as Segment sends it, a number when a source sent numbers)."""
-    day_keys = [(key, _DAY_FORMATS[pattern]) for key, pattern in DATE_PARTITIONS[date_partition] if key != "hr"]
+    day_keys = [(key, pattern) for key, pattern in DATE_PARTITIONS[date_partition] if key != "hr"]
     days = storage.glob(join(layout.tables, "*", "/".join(f"{key}=*" for key, _ in day_keys)))
     first_day, last_day = first.astimezone(UTC).date(), last.astimezone(UTC).date()
     by_table: dict[str, list[str]] = defaultdict(list)
@@ -111,11 +110,8 @@ def day_of_folder(folder: str, day_keys: list[tuple[str, str]]) -> date:
     """The day of a day folder (``.../day=2024-01-02`` or ``.../year=2024/month=01/day=02``); date.max when its
     values are not a day (``__HIVE_DEFAULT_PARTITION__``), so it is never read."""
     values = dict(part.split("=", 1) for part in folder.split("/")[-len(day_keys):])
-    try:
-        return datetime.strptime("-".join(values[key] for key, _ in day_keys),
-                                 "-".join(pattern for _, pattern in day_keys)).date()
-    except ValueError:
-        return date.max
+    span = partition_span(day_keys, [values.get(key, "") for key, _ in day_keys])
+    return span[0].date() if span else date.max
 
 
 def from_micros(micros: int) -> datetime:
