@@ -17,8 +17,9 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from crash_points import SOURCE, Boundaries, Died, DyingCatalog, DyingStorage, _batches, _stage_input, points_to_try
+from crash_points import SOURCE, _batches, _stage_input, points_to_try
 from lake_checks import crash_points_main
+from recording_environment import Boundaries, Died, DyingCatalog, DyingStorage
 
 HOURS = 1e-9  # every partition of the generated (past) days is closed
 

@@ -18,96 +18,9 @@ from collections import Counter
 from pathlib import Path
 
 from lake_checks import check_lake, harness_arguments
+from recording_environment import Boundaries, Died, DyingCatalog, DyingStorage
 
 SOURCE = "src0001"
-WRITES = ("write_text", "delete", "move", "replace", "copy")
-CATALOG_WRITES = ("ensure_database", "register")
-
-
-class Died(BaseException):
-    """The process died here: nothing after this point runs (BaseException, so no handler in the sync recovers)."""
-
-
-class Boundaries:
-    """Counts the writes of a run and dies at the chosen one; afterwards every write dies too."""
-
-    def __init__(self, lake: str, die_at: int | None = None, how: str = "before") -> None:
-        self.lake, self.die_at, self.how = lake, die_at, how
-        self.seen: list[str] = []
-        self.dead = False
-
-    def __call__(self, operation: str, target: str, write, half=None):
-        if self.dead:
-            raise Died(f"already dead: {operation} {target}")
-        self.seen.append(f"{operation} {_kind(target, self.lake)}")
-        if len(self.seen) != self.die_at:
-            return write()
-        self.dead = True
-        if self.how == "after":
-            write()
-        elif self.how == "half" and half:
-            half()
-        raise Died(f"{self.how} {self.seen[-1]}")
-
-
-class DyingStorage:
-    """LakeStorage whose writes pass through ``boundaries``; reads are the real storage's."""
-
-    def __init__(self, storage, boundaries: Boundaries, spark) -> None:
-        self._storage, self._boundaries, self._spark = storage, boundaries, spark
-
-    def __getattr__(self, name):
-        return getattr(self._storage, name)
-
-    def write_text(self, uri, text):
-        return self._boundaries("write_text", uri, lambda: self._storage.write_text(uri, text))
-
-    def delete(self, uri, recursive=False):
-        return self._boundaries("delete", uri, lambda: self._storage.delete(uri, recursive))
-
-    def move(self, source, target):
-        return self._boundaries("move", target, lambda: self._storage.move(source, target),
-                                half=lambda: self._copy(source, target))
-
-    def replace(self, source, target):  # halfway: the copy over the target made, the source not yet removed (S3)
-        return self._boundaries("replace", target, lambda: self._storage.replace(source, target),
-                                half=lambda: self._copy(source, target))
-
-    def copy(self, source, target):  # halfway: a partial file at the target (a local copy cut short)
-        return self._boundaries("copy", target, lambda: self._storage.copy(source, target),
-                                half=lambda: self._partial_copy(source, target))
-
-    def _partial_copy(self, source, target):
-        self._copy(source, target)
-        path = target[len("file:"):].lstrip("/")
-        with open("/" + path, "r+b") as file:
-            file.truncate(max(1, file.seek(0, 2) // 2))
-
-    def _copy(self, source, target):
-        jvm, conf = self._spark.sparkContext._jvm, self._spark.sparkContext._jsc.hadoopConfiguration()
-        src, dst = jvm.org.apache.hadoop.fs.Path(source), jvm.org.apache.hadoop.fs.Path(target)
-        jvm.org.apache.hadoop.fs.FileUtil.copy(src.getFileSystem(conf), src, dst.getFileSystem(conf), dst, False,
-                                               True, conf)
-
-
-class DyingCatalog:
-    """A catalog whose writes pass through ``boundaries``."""
-
-    def __init__(self, catalog, boundaries: Boundaries) -> None:
-        self._catalog, self._boundaries = catalog, boundaries
-
-    def __getattr__(self, name):
-        return getattr(self._catalog, name)
-
-    def ensure_database(self, database):
-        return self._boundaries("ensure_database", "catalog", lambda: self._catalog.ensure_database(database))
-
-    def register(self, database, changes):
-        return self._boundaries("register", "catalog", lambda: self._catalog.register(database, changes))
-
-    def set_partition_locations(self, database, table, keys, locations):
-        return self._boundaries("set_partition_locations", "catalog",
-                                lambda: self._catalog.set_partition_locations(database, table, keys, locations))
 
 
 def points_to_try(seen: list[str], trials: int | None, seed: int) -> list[tuple[int, str]]:
@@ -120,19 +33,6 @@ def points_to_try(seen: list[str], trials: int | None, seed: int) -> list[tuple[
         kinds = {f"{how} {seen[n - 1]}": (n, how) for n, how in reversed(points)}
         points = (list(kinds.values()) + [p for p in points if p not in kinds.values()])[:trials]
     return points
-
-
-def _kind(target: str, lake: str) -> str:
-    """What a write touches, without run ids or partitions: ``state/pending.json``, ``data``, ``catalog``."""
-    if target == "catalog":
-        return target
-    path = target[len(lake):].lstrip("/").split("/")
-    if path[0] == "segment-stage":
-        return "stage"
-    area = path[1]
-    if area == "state":
-        return f"state/{path[3].split('=')[0]}" if len(path) > 3 else "state"
-    return area
 
 
 def _batches(work: Path, events: int, seed: int) -> tuple[Path, list[Path]]:

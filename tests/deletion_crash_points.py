@@ -14,8 +14,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from crash_points import SOURCE, Boundaries, Died, DyingStorage, _batches, _stage_input, points_to_try
+from crash_points import SOURCE, _batches, _stage_input, points_to_try
 from lake_checks import crash_points_main
+from recording_environment import Boundaries, Died, DyingStorage
 
 
 def lake_files(spark, lake: Path) -> dict[str, Counter]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from recording_environment import DyingCatalog, DyingStorage
+
 from segment_lake.catalog import table_columns
 from segment_lake.catalog.glue import GlueCatalog
 from segment_lake.catalog.local import LocalCatalog
@@ -34,8 +36,13 @@ class Lake:
                             date_partition=self.date_partition,
                             catalog="local" if self.kind == "local" else "glue")
 
-    def sync(self):
-        return Sync(self.spark, self.settings(), self.catalog, progress=lambda line: None).run()
+    def sync(self, boundaries=None):
+        """One sync; with ``boundaries`` (recording_environment.Boundaries) its storage and catalog writes pass
+        through them."""
+        storage, catalog = LakeStorage(self.spark), self.catalog
+        if boundaries:
+            storage, catalog = DyingStorage(storage, boundaries, self.spark), DyingCatalog(catalog, boundaries)
+        return Sync(self.spark, self.settings(), catalog, progress=lambda line: None, storage=storage).run()
 
     @property
     def storage(self) -> LakeStorage:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import deletion_crash_points
 import pytest
-from crash_points import Died
 from lake_events import event
+from recording_environment import Died
 from sync_harness import Lake, make_catalog
 
 from segment_lake.deletion import Journal, Rewrite, UserDeletion, deletion_report, users_rows

@@ -93,14 +93,12 @@ def test_a_sync_refuses_while_another_holds_the_source_and_other_sources_go_on(s
     assert {k: getattr(last, k) for k in RUN1_COUNTS} == RUN1_COUNTS
 
 
-def test_a_killed_runs_lock_expires_and_the_next_sync_redoes_its_work(spark, tmp_path, monkeypatch):
+def test_a_killed_runs_lock_expires_and_the_next_sync_redoes_its_work(spark, tmp_path):
     lake = Lake(spark, make_catalog("local", spark, None), "local", f"file://{tmp_path}/lake",
                 f"file://{tmp_path}/input/segment-logs/src1", "src1", "lock_killed")
     write_run1(tmp_path / "input", "src1")
-    with monkeypatch.context() as patched:
-        crash_after_data_written(patched)
-        with pytest.raises(Crash):
-            lake.sync()
+    with pytest.raises(Crash):
+        lake.sync(crash_after_data_written(lake))
     # as a SIGKILL would leave it: the pending run, and a lock nobody renews or releases
     stale = source_lock(spark, lake.layout)
     stale.holder = "emr-node pid 7"

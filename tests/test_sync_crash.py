@@ -5,11 +5,10 @@ from pathlib import Path
 
 import pytest
 from lake_events import RUN1_COUNTS, write_run1, write_run2
+from recording_environment import Boundaries
 from sync_harness import Lake, make_catalog
 
-from segment_lake import publish
 from segment_lake.state import SourceState
-from segment_lake.storage import LakeStorage
 from segment_lake.sync import Sync
 
 pytestmark = [pytest.mark.spark, pytest.mark.aws]
@@ -19,36 +18,26 @@ class Crash(RuntimeError):
     pass
 
 
-def crash_after_data_written(monkeypatch):
-    original = publish.move_files
-
-    def publish_then_crash(*args):
-        original(*args)  # data, discards and landed ids in place, the catalog not yet touched
-        raise Crash("after data")
-    monkeypatch.setattr(publish, "move_files", publish_then_crash)
+def crash(lake: Lake, at: str, occurrence: int, how: str, says: str) -> Boundaries:
+    """The sync's ``occurrence``-th write ``at`` ("<operation> <kind>", recording_environment) raises Crash."""
+    return Boundaries(lake.lake_uri, occurrence, how, matching=at, error=Crash(says))
 
 
-def crash_after_first_files_published(monkeypatch):
-    original = LakeStorage.move
-    calls = []
-
-    def move_then_crash(self, *args):
-        original(self, *args)
-        calls.append(args[1])
-        if len(calls) == 2:  # two files in the tables, the others still in the stage
-            raise Crash("between files")
-    monkeypatch.setattr(LakeStorage, "move", move_then_crash)
+def crash_after_first_files_published(lake: Lake) -> Boundaries:
+    return crash(lake, "move data", 2, "after", "between files")  # two files in the tables, the others staged
 
 
-def crash_after_catalog_updated(monkeypatch):
-    monkeypatch.setattr(SourceState, "finish", lambda *a, **k: (_ for _ in ()).throw(Crash("after catalog")))
+def crash_after_data_written(lake: Lake) -> Boundaries:
+    # data, discards and landed ids in place, the catalog not yet told: the stage's removal (its second) is next
+    return crash(lake, "delete stage", 2, "before", "after data")
 
 
-def crash_after_state_advanced(monkeypatch):
-    def advance_then_crash(self, manifest):
-        self.storage.write_text(self._processed_file(manifest.run_id), manifest.to_json())
-        raise Crash("after state")
-    monkeypatch.setattr(SourceState, "finish", advance_then_crash)
+def crash_after_catalog_updated(lake: Lake) -> Boundaries:
+    return crash(lake, "write_text state/processed", 1, "before", "after catalog")
+
+
+def crash_after_state_advanced(lake: Lake) -> Boundaries:
+    return crash(lake, "write_text state/processed", 1, "after", "after state")
 
 
 CRASHES = [crash_after_first_files_published, crash_after_data_written, crash_after_catalog_updated,
@@ -57,16 +46,14 @@ CRASHES = [crash_after_first_files_published, crash_after_data_written, crash_af
 
 @pytest.mark.parametrize("crash", CRASHES, ids=[c.__name__ for c in CRASHES])
 @pytest.mark.parametrize("kind", ["local", "glue"])
-def test_rerun_after_a_crash_lands_everything_exactly_once(crash, kind, spark, glue_client, tmp_path, monkeypatch):
+def test_rerun_after_a_crash_lands_everything_exactly_once(crash, kind, spark, glue_client, tmp_path):
     name = f"crash_{kind}_{crash.__name__}"[:60]
     lake = Lake(spark, make_catalog(kind, spark, glue_client), kind, f"file://{tmp_path}/lake",
                 f"file://{tmp_path}/input/segment-logs/src1", "src1", name)
     write_run1(tmp_path / "input", "src1")
 
-    with monkeypatch.context() as patched:
-        crash(patched)
-        with pytest.raises(Crash):
-            lake.sync()
+    with pytest.raises(Crash):
+        lake.sync(crash(lake))
     [failed_report] = lake.storage.list_files(lake.layout.reports)
     source_line = json.loads(lake.storage.read_text(failed_report.uri).splitlines()[0])
     assert source_line["status"] == "failed" and source_line["error_code"] == "internal"
@@ -109,16 +96,14 @@ def test_rerun_after_a_crash_lands_everything_exactly_once(crash, kind, spark, g
 
 
 @pytest.mark.parametrize("removed", [["b.json.gz"], ["a.json", "b.json.gz"]], ids=["one file", "every file"])
-def test_a_redo_drops_files_removed_since_and_never_blocks_the_source(removed, spark, tmp_path, monkeypatch):
+def test_a_redo_drops_files_removed_since_and_never_blocks_the_source(removed, spark, tmp_path):
     """The crashed run's files are removed before the redo (by hand, or by a lifecycle rule): the redo lands
     what is left and says what it dropped; with nothing left the source moves on to new files."""
     lake = Lake(spark, make_catalog("local", spark, None), "local", f"file://{tmp_path}/lake",
                 f"file://{tmp_path}/input/segment-logs/src1", "src1", f"redo_missing_{len(removed)}")
     write_run1(tmp_path / "input", "src1")
-    with monkeypatch.context() as patched:
-        crash_after_data_written(patched)  # the run's files are in the tables, its state not advanced
-        with pytest.raises(Crash):
-            lake.sync()
+    with pytest.raises(Crash):
+        lake.sync(crash_after_data_written(lake))  # the run's files are in the tables, its state not advanced
     for name in removed:
         next((tmp_path / "input").rglob(name)).unlink()
     write_run2(tmp_path / "input", "src1")  # a new file arrives meanwhile
@@ -141,16 +126,14 @@ def test_a_redo_drops_files_removed_since_and_never_blocks_the_source(removed, s
     assert len(events) == len(set(events)) == sum(run.row_count for run in runs)
 
 
-def test_state_show_and_reset_drop_an_unfinished_run_without_doubling_anything(spark, tmp_path, monkeypatch, capsys):
+def test_state_show_and_reset_drop_an_unfinished_run_without_doubling_anything(spark, tmp_path, capsys):
     from segment_lake import cli
 
     lake = Lake(spark, make_catalog("local", spark, None), "local", f"file://{tmp_path}/lake",
                 f"file://{tmp_path}/input/segment-logs/src1", "src1", "state_reset")
     write_run1(tmp_path / "input", "src1")
-    with monkeypatch.context() as patched:
-        crash_after_data_written(patched)  # the attempt's files are in the tables
-        with pytest.raises(Crash):
-            lake.sync()
+    with pytest.raises(Crash):
+        lake.sync(crash_after_data_written(lake))  # the attempt's files are in the tables
     state = SourceState(lake.storage, lake.layout.state)
     run_id = state.pending().run_id
     assert lake.data_files("track_order_completed")

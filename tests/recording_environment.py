@@ -1,0 +1,111 @@
+"""The environment tests hand a sync (and a deletion or compaction): storage and a catalog that record every write
+(what it does and what it touches) and can fail one, chosen by its number among all writes or among those of one
+kind: the process dies there (``Died``: nothing after it runs, as after a SIGKILL), before or after the write or, for
+a move, halfway (the copy made and the original left, as a rename on S3 is a copy and a delete); or the write raises
+an error the process survives. Reads are the real storage's and catalog's."""
+from __future__ import annotations
+
+
+class Died(BaseException):
+    """The process died here: nothing after this point runs (BaseException, so no handler in the sync recovers)."""
+
+
+class Boundaries:
+    """Records the writes of a run (``seen``: "<operation> <kind>", e.g. "move data", "write_text state/processed")
+    and fails the ``die_at``-th, counted among all writes or, with ``matching`` ("<operation> <kind>"), among those.
+    Without ``error`` the process dies there and every later write dies too; with it, that write raises ``error``
+    (before, after or halfway through the write) and the writes after it go on."""
+
+    def __init__(self, lake: str, die_at: int | None = None, how: str = "before", matching: str | None = None,
+                 error: Exception | None = None) -> None:
+        self.lake, self.die_at, self.how, self.matching, self.error = lake, die_at, how, matching, error
+        self.seen: list[str] = []
+        self.dead = False
+
+    def __call__(self, operation: str, target: str, write, half=None):
+        if self.dead:
+            raise Died(f"already dead: {operation} {target}")
+        self.seen.append(f"{operation} {_kind(target, self.lake)}")
+        counted = [w for w in self.seen if w == self.matching] if self.matching else self.seen
+        if self.die_at is None or len(counted) != self.die_at or (self.matching and self.seen[-1] != self.matching):
+            return write()
+        self.die_at = None if self.error else self.die_at  # an error is raised once; a death is for good
+        self.dead = self.error is None
+        if self.how == "after":
+            write()
+        elif self.how == "half" and half:
+            half()
+        raise self.error or Died(f"{self.how} {self.seen[-1]}")
+
+
+class DyingStorage:
+    """LakeStorage whose writes pass through ``boundaries``; reads are the real storage's."""
+
+    def __init__(self, storage, boundaries: Boundaries, spark) -> None:
+        self._storage, self._boundaries, self._spark = storage, boundaries, spark
+
+    def __getattr__(self, name):
+        return getattr(self._storage, name)
+
+    def write_text(self, uri, text):
+        return self._boundaries("write_text", uri, lambda: self._storage.write_text(uri, text))
+
+    def delete(self, uri, recursive=False):
+        return self._boundaries("delete", uri, lambda: self._storage.delete(uri, recursive))
+
+    def move(self, source, target):
+        return self._boundaries("move", target, lambda: self._storage.move(source, target),
+                                half=lambda: self._copy(source, target))
+
+    def replace(self, source, target):  # halfway: the copy over the target made, the source not yet removed (S3)
+        return self._boundaries("replace", target, lambda: self._storage.replace(source, target),
+                                half=lambda: self._copy(source, target))
+
+    def copy(self, source, target):  # halfway: a partial file at the target (a local copy cut short)
+        return self._boundaries("copy", target, lambda: self._storage.copy(source, target),
+                                half=lambda: self._partial_copy(source, target))
+
+    def _partial_copy(self, source, target):
+        self._copy(source, target)
+        path = target[len("file:"):].lstrip("/")
+        with open("/" + path, "r+b") as file:
+            file.truncate(max(1, file.seek(0, 2) // 2))
+
+    def _copy(self, source, target):
+        jvm, conf = self._spark.sparkContext._jvm, self._spark.sparkContext._jsc.hadoopConfiguration()
+        src, dst = jvm.org.apache.hadoop.fs.Path(source), jvm.org.apache.hadoop.fs.Path(target)
+        jvm.org.apache.hadoop.fs.FileUtil.copy(src.getFileSystem(conf), src, dst.getFileSystem(conf), dst, False,
+                                               True, conf)
+
+
+class DyingCatalog:
+    """A catalog whose writes pass through ``boundaries``."""
+
+    def __init__(self, catalog, boundaries: Boundaries) -> None:
+        self._catalog, self._boundaries = catalog, boundaries
+
+    def __getattr__(self, name):
+        return getattr(self._catalog, name)
+
+    def ensure_database(self, database):
+        return self._boundaries("ensure_database", "catalog", lambda: self._catalog.ensure_database(database))
+
+    def register(self, database, changes):
+        return self._boundaries("register", "catalog", lambda: self._catalog.register(database, changes))
+
+    def set_partition_locations(self, database, table, keys, locations):
+        return self._boundaries("set_partition_locations", "catalog",
+                                lambda: self._catalog.set_partition_locations(database, table, keys, locations))
+
+
+def _kind(target: str, lake: str) -> str:
+    """What a write touches, without run ids or partitions: ``state/pending.json``, ``data``, ``catalog``."""
+    if target == "catalog":
+        return target
+    path = target[len(lake):].lstrip("/").split("/")
+    if path[0] == "segment-stage":
+        return "stage"
+    area = path[1]
+    if area == "state":
+        return f"state/{path[3].split('=')[0]}" if len(path) > 3 else "state"
+    return area
