@@ -6,8 +6,7 @@ import json
 import pytest
 from sync_harness import Lake, make_catalog
 
-from segment_lake import discover
-from segment_lake.storage import FileInfo
+from segment_lake.storage import FileInfo, LakeStorage
 from segment_lake.sync import Sync
 
 pytestmark = pytest.mark.spark
@@ -18,7 +17,20 @@ def event(n: int, prefix: str) -> str:
                        "receivedAt": "2024-01-02T03:04:05Z", "properties": {"n": n}})
 
 
-def test_a_broken_file_lands_what_can_be_read_and_records_the_rest(spark, tmp_path, monkeypatch):
+class ListsARemovedFile:
+    """Storage whose listing of the input also has a file the reading no longer finds."""
+
+    def __init__(self, storage: LakeStorage, input_uri: str, removed: FileInfo) -> None:
+        self._storage, self._input, self._removed = storage, input_uri, removed
+
+    def __getattr__(self, name):
+        return getattr(self._storage, name)
+
+    def list_files(self, uri: str) -> list[FileInfo]:
+        return self._storage.list_files(uri) + ([self._removed] if uri == self._input else [])
+
+
+def test_a_broken_file_lands_what_can_be_read_and_records_the_rest(spark, tmp_path):
     folder = tmp_path / "input" / "segment-logs" / "src1" / "1704153600000"
     folder.mkdir(parents=True)
     whole = gzip.compress("\n".join(event(n, "t") for n in range(3000)).encode())
@@ -30,14 +42,10 @@ def test_a_broken_file_lands_what_can_be_read_and_records_the_rest(spark, tmp_pa
     (folder / "good.json").write_text("\r\n".join(event(n, "g") for n in range(5)) + "\n")
     lake = Lake(spark, make_catalog("local", spark, None), "local", f"file://{tmp_path}/lake",
                 f"file://{tmp_path}/input/segment-logs/src1", "src1", "broken_input")
-    listed = discover.new_files
-
-    def listed_then_removed(*args):  # a file the listing saw and the reading no longer finds
-        return [*listed(*args), FileInfo(f"file://{folder}/removed.json.gz", 1234)]
-    monkeypatch.setattr("segment_lake.sync.new_files", listed_then_removed)
+    storage = ListsARemovedFile(LakeStorage(spark), lake.input_uri, FileInfo(f"file://{folder}/removed.json.gz", 1234))
 
     said = []
-    result = Sync(spark, lake.settings(), lake.catalog, progress=said.append).run()
+    result = Sync(spark, lake.settings(), lake.catalog, progress=said.append, storage=storage).run()
 
     assert result.status == "finished"
     rejected = {row["file"].rsplit("/", 1)[-1]: row for row in lake.rejected()}
@@ -60,5 +68,4 @@ def test_a_broken_file_lands_what_can_be_read_and_records_the_rest(spark, tmp_pa
     assert result.read_count == result.row_count + result.duplicate_count + result.rejected_count
     assert (result.rejected_count, result.row_count) == (3, landed_from_truncated + 7)
     # and nothing blocks the source: the run finished, the next one has nothing to do
-    monkeypatch.undo()
     assert Sync(spark, lake.settings(), lake.catalog, progress=said.append).run().read_count == 0
