@@ -1,4 +1,4 @@
-"""The README's lake contract as a plain-Python model, written from the README and not from the sync's
+"""The lake contract (docs/lake-format.md) as a plain-Python model, written from that page and not from the sync's
 code: given the raw lines of successive runs, the tables (columns and types) and every row and
 discarded value the lake should hold. Tests compare a real sync against it value by value."""
 from __future__ import annotations

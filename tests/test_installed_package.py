@@ -51,8 +51,8 @@ def readme_example() -> str:
 
 
 def readme_scan_example() -> tuple[list[str], str]:
-    """The commands and the skips file of the README's "Scanning (yours too)", verbatim."""
-    section = REPO.joinpath("README.md").read_text().split("## Scanning (yours too)", 1)[1].split("\n## ", 1)[0]
+    """The commands and the skips file of docs/constructs.md's "Scanning (yours too)", verbatim."""
+    section = REPO.joinpath("docs", "constructs.md").read_text().split("## Scanning (yours too)", 1)[1].split("\n## ", 1)[0]
     commands = re.search(r"```sh\n(.*?)```", section, re.S).group(1).strip().splitlines()
     return commands, re.search(r"```json\n(.*?)```", section, re.S).group(1)
 
@@ -121,7 +121,7 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_synthesizes_validates_and_scans
         scan = _run([str(python), "-m", "segment_data_lake_scan", str(tmp_path / name / "cdktf.out")], tmp_path)
         assert scan.returncode == 0, scan.stdout + scan.stderr
         assert "checkov passed" in scan.stderr and " 0 findings" in scan.stderr
-    # the README's scan of a user's own stack, verbatim, with the scan the wheel installed
+    # the documented scan of a user's own stack (docs/constructs.md), verbatim, with the scan the wheel installed
     commands, skips = readme_scan_example()
     (tmp_path / "consumer" / "my-skips.json").write_text(skips)
     (tmp_path / "consumer" / "my-findings.json").write_text("[]")

@@ -3,7 +3,7 @@ columns and duplicates, a late file, nothing new; a replay, a compaction, suppre
 recorded on S3 with Glue, from botocore's events and from the local endpoint's side for Spark's s3a, and
 evaluated against the EMR instance role's synthesized policies by an IAM policy evaluator (tests/iam_evaluator.py).
 No command may need anything the role lacks, and the role may hold no S3 or Glue action no command uses unless
-the README says which part of EMR needs it. And nothing secret reaches the logs or the reports."""
+docs/constructs.md says which part of EMR needs it. And nothing secret reaches the logs or the reports."""
 import json
 import os
 import subprocess
@@ -25,8 +25,8 @@ pytestmark = [pytest.mark.constructs, pytest.mark.spark, pytest.mark.aws]
 
 BUCKET = "my-company-segment-data-lake"  # the bucket of the project's own stack (main.py)
 NODE_ROLE = "SegmentEMRInstanceProfileRole"
-README = Path(__file__).resolve().parents[1] / "README.md"
-# Granted for a part of EMR other than the lake's commands; each is explained in the README's table of the nodes'
+CONSTRUCTS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "constructs.md"
+# Granted for a part of EMR other than the lake's commands; each is explained in docs/constructs.md's table of the nodes'
 # permissions.
 EXPLAINED = {
     "s3:GetBucketLocation": "EMRFS",
@@ -112,12 +112,12 @@ def test_every_command_the_nodes_run_is_granted_and_every_grant_is_used_or_expla
     assert {"glue:BatchUpdatePartition", "glue:UpdateTable", "s3:DeleteObject"} <= used, sorted(used)
     granted = _s3_and_glue(documents)
     unexplained = granted - used - set(EXPLAINED)
-    assert not unexplained, f"granted and never used by a command, with no reason in the README: {sorted(unexplained)}"
+    assert not unexplained, f"granted and never used by a command, with no reason in docs/constructs.md: {sorted(unexplained)}"
     assert set(EXPLAINED) <= granted, f"explained but no longer granted: {sorted(set(EXPLAINED) - granted)}"
     assert not set(EXPLAINED) & used, f"the commands use these: {sorted(set(EXPLAINED) & used)}; drop them from EXPLAINED"
-    section = README.read_text().split("### What the EMR nodes may do", 1)[1].split("\n## ", 1)[0]
+    section = CONSTRUCTS_PAGE.read_text().split("### What the EMR nodes may do", 1)[1].split("\n## ", 1)[0]
     for action in granted:
-        assert f"`{action}`" in section, f"{action} is not in the README's table of the nodes' permissions"
+        assert f"`{action}`" in section, f"{action} is not in docs/constructs.md's table of the nodes' permissions"
     # the recorded calls reach nothing outside the lake bucket, and Glue only through its catalog
     assert {r.split(":::", 1)[1].split("/", 1)[0] for _, calls in recorded_commands
             for a, r in calls if a.startswith("s3:")} == {BUCKET}

@@ -1,5 +1,5 @@
 """Real-shaped payloads (tests/real_shaped.py) through two syncs, every column of every landed row and
-every discarded value checked against the README's rules as modelled in plain Python (tests/lake_model.py)."""
+every discarded value checked against the rules of docs/lake-format.md as modelled in plain Python (tests/lake_model.py)."""
 import json
 
 import pytest

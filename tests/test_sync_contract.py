@@ -1,4 +1,4 @@
-"""The lake contract of the README, one test per clause, on the embedded catalog, on Glue, and on S3
+"""The lake contract of docs/lake-format.md, one test per clause, on the embedded catalog, on Glue, and on S3
 (s3a) with Glue. Each catalog's lake is synced once per module: a first run, a second with new
 files, duplicates, a type change and new columns, and a third with nothing new; the tests read
 what each run left (snapshots taken between the runs)."""

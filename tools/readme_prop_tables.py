@@ -1,9 +1,11 @@
-"""Writes the README's prop tables from the props classes' docstrings and defaults, so they cannot drift.
+"""Writes the prop tables of README.md and docs/*.md from the props classes' docstrings and defaults, so they
+cannot drift.
 
-    python tools/readme_prop_tables.py          # rewrite the tables in README.md
+    python tools/readme_prop_tables.py          # rewrite the tables in README.md and docs/*.md
     python tools/readme_prop_tables.py --check  # exit 1 naming every table that is out of date
 
-A table sits under a marker line ``<!-- props: ClassName -->`` and runs to the next blank line.
+A table sits under a marker line ``<!-- props: ClassName -->`` and runs to the next blank line. A table may sit in
+any of the pages; every props class has exactly one table across all of them.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+REPO = Path(__file__).resolve().parents[1]
 _MARKER = re.compile(r"^<!-- props: (\w+) -->$")
 _PARAM = re.compile(r"^:param (\w+):\s*(.*)$")
 
@@ -70,7 +72,7 @@ def render(text: str, classes: dict[str, type]) -> str:
         match = _MARKER.match(line)
         if match:
             if match.group(1) not in classes:
-                raise SystemExit(f"README marker names {match.group(1)!r}, which is not a props class of segment_data_lake")
+                raise SystemExit(f"marker names {match.group(1)!r}, which is not a props class of segment_data_lake")
             while index < len(lines) and lines[index].strip():
                 index += 1
             out.extend(table(classes[match.group(1)]))
@@ -84,22 +86,51 @@ def props_classes() -> dict[str, type]:
             if dataclasses.is_dataclass(getattr(segment_data_lake, name))}
 
 
+def pages(repo: Path = REPO) -> list[Path]:
+    """The pages that may hold prop tables: README.md, then docs/*.md in name order."""
+    return [repo / "README.md", *sorted((repo / "docs").glob("*.md"))]
+
+
+def markers(text: str) -> list[str]:
+    """The props classes named by the page's markers, in order."""
+    return [m.group(1) for m in map(_MARKER.match, text.splitlines()) if m]
+
+
+def coverage_problems(texts: dict[str, str], classes: dict[str, type]) -> list[str]:
+    """What is wrong with where the tables are: a props class with no table, or with more than one."""
+    where: dict[str, list[str]] = {}
+    for name, text in texts.items():
+        for marker in markers(text):
+            where.setdefault(marker, []).append(name)
+    problems = [f"{cls} has no table" for cls in sorted(set(classes) - set(where))]
+    problems += [f"{cls} has {len(names)} tables ({', '.join(names)})" for cls, names in sorted(where.items())
+                 if len(names) > 1]
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only check that the README is up to date")
+    parser.add_argument("--check", action="store_true", help="only check that the tables are up to date")
     args = parser.parse_args(argv)
-    current = README.read_text()
-    wanted = render(current, props_classes())
-    if current == wanted:
-        return 0
-    if args.check:
-        stale = [m.group(1) for m in map(_MARKER.match, current.splitlines()) if m
-                 and table(props_classes()[m.group(1)])[2:] != _table_after(current, m.group(0))]
-        print(f"README.md prop tables are out of date ({', '.join(stale) or 'layout'}): "
-              f"run python tools/readme_prop_tables.py", file=sys.stderr)
+    classes = props_classes()
+    texts = {str(path.relative_to(REPO)): path.read_text() for path in pages()}
+    problems = coverage_problems(texts, classes)
+    if problems:
+        print(f"prop tables: {'; '.join(problems)}: add or remove a <!-- props: ClassName --> marker", file=sys.stderr)
         return 1
-    README.write_text(wanted)
-    return 0
+    code = 0
+    for name, current in texts.items():
+        wanted = render(current, classes)
+        if current == wanted:
+            continue
+        if args.check:
+            stale = [m for m in markers(current) if table(classes[m])[2:] != _table_after(current, f"<!-- props: {m} -->")]
+            print(f"{name} prop tables are out of date ({', '.join(stale) or 'layout'}): "
+                  f"run python tools/readme_prop_tables.py", file=sys.stderr)
+            code = 1
+        else:
+            (REPO / name).write_text(wanted)
+    return code
 
 
 def _table_after(text: str, marker: str) -> list[str]:
