@@ -118,7 +118,7 @@ soak: setup
 	SEGMENT_LAKE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q tests/test_hostile_input.py
 
 # The sync CLI against DuckDB on the same generated files, end to end (about 25 minutes on 2 cores):
-# bench/results/<date>.json and .png, and the README's table. Quicker: make bench BENCH_ARGS="--sizes 250000".
+# bench/results/<date>.json and .png, and the table of docs/performance.md. Quicker: make bench BENCH_ARGS="--sizes 250000".
 BENCH_STAMP := $(VENV)/.bench-installed
 $(BENCH_STAMP): bench/requirements.txt | $(STAMP)
 	$(PY) -m pip install --quiet -r bench/requirements.txt

@@ -9,7 +9,7 @@ after each sync. The many-tables case is 20,000 events over 1,000 event names, f
 Every run is a subprocess measured for wall time and the peak RSS of its process tree.
 
 Writes bench/results/<date>.json and <date>.png (time against events, both tools) and prints the
-table the README shows. Generated input is kept in .cache/bench/ for the next run.
+table docs/performance.md shows. Generated input is kept in .cache/bench/ for the next run.
 """
 from __future__ import annotations
 

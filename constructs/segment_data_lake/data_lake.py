@@ -181,7 +181,7 @@ class SegmentDataLake(Construct):
         self.outputs = self._outputs()
 
     def _outputs(self) -> dict[str, TerraformOutput]:
-        """What a user enters in each source's Data Lakes settings (see the README)."""
+        """What a user enters in each source's Data Lakes settings (see docs/constructs.md)."""
         roles = self.roles
         values = {
             "aws_region": (self.account.region, "AWS Region of the bucket and the cluster"),

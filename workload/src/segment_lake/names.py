@@ -1,5 +1,5 @@
 """The catalog names a sync gives beyond the contract's (``segment_lake_contract``): its record tables, and the names
-earlier versions gave, which it refuses to fork (the legacy-name policy, README: Names from earlier versions)."""
+earlier versions gave, which it refuses to fork (the legacy-name policy, docs/lake-format.md: Names from earlier versions)."""
 from __future__ import annotations
 
 from segment_lake_contract import slug
@@ -34,7 +34,7 @@ def ensure_database(catalog: Catalog, settings: SyncSettings) -> None:
             raise InvalidSettings(
                 f"the catalog has database {legacy!r}, named from {settings.database_name_source!r} by an earlier "
                 f"version; Segment's name is {database!r}: pass --glue-database {legacy} to keep syncing into it, "
-                f"or rename it (README: Names from earlier versions)")
+                f"or rename it (docs/lake-format.md: Names from earlier versions)")
     catalog.ensure_database(database)
 
 
@@ -51,5 +51,5 @@ def refuse_legacy_tables(catalog: Catalog, settings: SyncSettings, new_tables: l
         named = ", ".join(repr(old) for old in clashes[:3]) + (" and more" if len(clashes) > 3 else "")
         raise InvalidSettings(
             f"the catalog has {named}, named by an earlier version without the '_' after prefix {legacy!r}; this "
-            f"version writes {old_names[clashes[0]]!r}: rename the old tables (README: Names from earlier versions) "
+            f"version writes {old_names[clashes[0]]!r}: rename the old tables (docs/lake-format.md: Names from earlier versions) "
             f"and sync again")
