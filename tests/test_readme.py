@@ -126,3 +126,9 @@ def test_anchors_are_made_as_github_makes_them():
     text = "# Title\n\n## A `b` (c)\n\n```\n## not a heading\n```\n"
     assert _anchors(text) == {"title", "a-b-c"}
     assert _anchors("## x\n## x\n") == {"x", "x-1"}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_name)
+def test_every_python_block_compiles(page):
+    for block in re.findall(r"^```python\n(.*?)^```", page.read_text(), re.M | re.S):
+        compile(block, _name(page), "exec")
