@@ -9,7 +9,7 @@ merged ones in; point the catalog back at the folder; remove the staged copies. 
 the merged ones, never both and never neither (a query that listed files before a switch may fail and need a retry),
 and the partition is back in its folder, where the sync, replays and deletions expect it. Each step can be found
 done or not from the catalog and the files, so a crash is finished by the next compaction or sync of the source
-(``finish_compaction``).
+(``journal.finish_unfinished``).
 
 It first compacts the sync's own state: the finished runs' processed lists become one object, and the landed index
 one generation without the ids older than its horizon (``landed_index``).
@@ -28,8 +28,8 @@ from pyspark.sql import SparkSession
 from segment_lake_contract import DATE_PARTITIONS
 
 from .catalog import Catalog, location_key, same_location
-from .deletion import finish_deletion
 from .errors import InvalidSettings
+from .journal import JournaledOperation, begin, finish, finish_unfinished
 from .landed_index import compact_index
 from .layout import LakeLayout, data_file_name, file_name
 from .route import partition_keys, partition_path, partition_span
@@ -102,8 +102,7 @@ class Compaction:
         """Compacts the partitions that ended more than ``older_than_hours`` ago; returns the report."""
         now = now or datetime.now(UTC)
         # an unfinished deletion's files are switched first: merged away, its old files would come back beside them
-        finish_deletion(self.storage, self.layout, self.progress, self.check)
-        finish_compaction(self.storage, self.catalog, self.layout, self.progress, self.check)
+        finish_unfinished(self.storage, self.layout, self.progress, self.check, self.catalog)
         pending = self.state.pending()
         if pending is not None:
             raise InvalidSettings(f"run {pending.run_id} of source {self.layout.source_id} is unfinished: sync first "
@@ -119,10 +118,9 @@ class Compaction:
             merges += self._merge(journal, slot, table, partitions, target_file_mb << 20)
         journal = CompactionJournal(**{**journal.__dict__, "merges": tuple(merges), "state": state})
         data_files = sum(1 for info in listed if info.uri.endswith(".parquet"))
-        if merges:
-            self.check()  # the lake changes from here on
-            self.storage.write_text(self.state.compaction_uri, journal.to_json())
-        report = finish_compaction(self.storage, self.catalog, self.layout, self.progress, self.check)
+        operation = compaction(self.storage, self.catalog, self.layout, self.check)
+        report = (begin(operation, self.storage, self.layout, journal, self.check, self.progress) if merges
+                  else finish(operation, self.storage, self.layout, self.progress))
         return {**(report or compaction_report(journal, now)), "files_before": data_files,
                 "files_after": data_files - sum(len(m.old_files) - len(m.new_files) for m in merges)}
 
@@ -227,58 +225,58 @@ def compaction_report(journal: CompactionJournal, finish_time: datetime) -> dict
             "partitions_not_compacted": [], "state": journal.state}
 
 
-def finish_compaction(storage: LakeStorage, catalog: Catalog, layout: LakeLayout,
-                      progress: Callable[[str], None] = print, check: Callable[[], None] = lambda: None) -> dict | None:
-    """Carries the source's journaled compaction to its end (again, if a crash stopped it), writes its report and
-    clears the journal and the stage; its report, or None when none was journaled (a stage left by one that died
-    before its journal is removed). Each step is found done or not from the catalog and the files."""
-    state = SourceState(storage, layout.state)
-    if not storage.exists(state.compaction_uri):
-        storage.delete(state.compaction_stage_uri, recursive=True)
-        return None
-    journal = CompactionJournal.from_json(storage.read_text(state.compaction_uri))
-    not_compacted: list[str] = []
-    by_table: dict[str, list[Merge]] = defaultdict(list)
-    for merge in journal.merges:
-        by_table[merge.table].append(merge)
-    for table, merges in sorted(by_table.items()):
-        locations = catalog.partition_locations(journal.database, table)
-        # a partition dropped from the catalog since (by hand) is left as it is
-        merges = [m for m in merges if m.values in locations]
-        # 1. readers go to the merged files, unless a partition is back in its folder with them (step 3 done)
-        at_home = [m for m in merges if same_location(locations[m.values], m.folder) and not _moved(storage, m)]
-        away = [m for m in merges if same_location(locations[m.values], m.staged)]
-        # merged files removed by hand: a partition at home keeps its old files, one away goes back to them
-        lost = [m for m in at_home + away if not _staged(storage, m) and not _moved(storage, m)]
-        not_compacted += [f"{m.table} {'/'.join(m.values)}" for m in lost]
-        to_stage = {m.values: m.staged for m in at_home if m not in lost}
-        if to_stage:
-            check()
-            catalog.set_partition_locations(journal.database, table, journal.keys, to_stage)
-        # 2. the folder gets the merged files in place of the old ones, while nobody reads it
-        moving = [m for m in merges if m.values in to_stage or (m in away and m not in lost)]
-        for merge in moving:
-            check()
-            for name in merge.old_files:
-                storage.delete(join(merge.folder, name))
-            for name, size in merge.new_files:
-                if storage.size(join(merge.folder, name)) != size:
-                    storage.copy(join(merge.staged, name), join(merge.folder, name))
-        # 3. readers go back to the folder
-        back = {m.values: m.folder for m in moving + [m for m in lost if m in away]}
-        if back:
-            check()
-            catalog.set_partition_locations(journal.database, table, journal.keys, back)
-    report = {**compaction_report(journal, datetime.now(UTC)), "partitions_not_compacted": not_compacted}
-    storage.write_text(layout.compaction_report(journal.compaction_id), json.dumps(report, indent=1) + "\n")
-    storage.delete(state.compaction_uri)
-    storage.delete(state.compaction_stage_uri, recursive=True)  # 4. the staged copies
-    progress(f"compaction {journal.compaction_id}: {report['partitions_compacted']} partitions, "
-             f"{report['merged_files_before']} files merged into {report['merged_files_after']}")
-    if not_compacted:
-        progress(f"compaction {journal.compaction_id}: the merged files of {len(not_compacted)} partitions were gone, "
-                 f"so they keep their files (e.g. {not_compacted[0]}): run compact again")
-    return report
+def compaction(storage: LakeStorage, catalog: Catalog, layout: LakeLayout,
+               check: Callable[[], None] = lambda: None) -> JournaledOperation:
+    """The source's compaction as a journaled operation (journal.py): each step is found done or not from the catalog
+    and the files; ``check`` runs before each: the caller still holds the lock."""
+
+    def switch(journal: CompactionJournal) -> dict:
+        not_compacted: list[str] = []
+        by_table: dict[str, list[Merge]] = defaultdict(list)
+        for merge in journal.merges:
+            by_table[merge.table].append(merge)
+        for table, merges in sorted(by_table.items()):
+            locations = catalog.partition_locations(journal.database, table)
+            # a partition dropped from the catalog since (by hand) is left as it is
+            merges = [m for m in merges if m.values in locations]
+            # 1. readers go to the merged files, unless a partition is back in its folder with them (step 3 done)
+            at_home = [m for m in merges if same_location(locations[m.values], m.folder) and not _moved(storage, m)]
+            away = [m for m in merges if same_location(locations[m.values], m.staged)]
+            # merged files removed by hand: a partition at home keeps its old files, one away goes back to them
+            lost = [m for m in at_home + away if not _staged(storage, m) and not _moved(storage, m)]
+            not_compacted += [f"{m.table} {'/'.join(m.values)}" for m in lost]
+            to_stage = {m.values: m.staged for m in at_home if m not in lost}
+            if to_stage:
+                check()
+                catalog.set_partition_locations(journal.database, table, journal.keys, to_stage)
+            # 2. the folder gets the merged files in place of the old ones, while nobody reads it
+            moving = [m for m in merges if m.values in to_stage or (m in away and m not in lost)]
+            for merge in moving:
+                check()
+                for name in merge.old_files:
+                    storage.delete(join(merge.folder, name))
+                for name, size in merge.new_files:
+                    if storage.size(join(merge.folder, name)) != size:
+                        storage.copy(join(merge.staged, name), join(merge.folder, name))
+            # 3. readers go back to the folder
+            back = {m.values: m.folder for m in moving + [m for m in lost if m in away]}
+            if back:
+                check()
+                catalog.set_partition_locations(journal.database, table, journal.keys, back)
+        return {**compaction_report(journal, datetime.now(UTC)), "partitions_not_compacted": not_compacted}
+
+    return JournaledOperation("compaction", CompactionJournal.from_json, switch,
+                              lambda j: layout.compaction_report(j.compaction_id), _summary)
+
+
+def _summary(journal: CompactionJournal, report: dict) -> list[str]:
+    lines = [f"compaction {journal.compaction_id}: {report['partitions_compacted']} partitions, "
+             f"{report['merged_files_before']} files merged into {report['merged_files_after']}"]
+    if report["partitions_not_compacted"]:
+        lines.append(f"compaction {journal.compaction_id}: the merged files of {len(report['partitions_not_compacted'])}"
+                     f" partitions were gone, so they keep their files (e.g. {report['partitions_not_compacted'][0]}): "
+                     f"run compact again")
+    return lines
 
 
 def _staged(storage: LakeStorage, merge: Merge) -> bool:

@@ -8,7 +8,7 @@ count against its original's, and records old -> new in a journal (``state/<sour
 does a lake file change: each is replaced under its own name (``LakeStorage.replace``), or removed when none of its
 rows is left, so a reader sees each file whole, before or after, never both and never neither. A crash before the
 journal leaves the lake as it was (run the command again); a crash after it is finished by the next deletion or sync
-of the source (``finish_deletion``).
+of the source (``journal.finish_unfinished``).
 
 Untouched: the raw input (``segment-logs/``, the user's own), rejected lines (they keep the raw line, which may name
 the user, but they are not events: nothing in them is known to be a user's), and the landed index (messageIds and
@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DecimalType, LongType, StringType, StructType
 
 from .errors import InvalidSettings
+from .journal import JournaledOperation, begin, finish_unfinished
 from .layout import LakeLayout, file_name, table_of_folder
 from .state import SourceState, new_run_id
 from .storage import LakeStorage, join, relative_path
@@ -155,14 +156,13 @@ class UserDeletion:
         if self.storage.exists(self.state.compaction_uri):  # its partitions' files are between two places
             raise InvalidSettings(f"source {self.layout.source_id} has an unfinished compaction: finish it with "
                                   f"`segment-lake compact` (or a sync), then delete the users")
-        finish_deletion(self.storage, self.layout, self.progress, self.check)  # also clears a dead one's stage
+        finish_unfinished(self.storage, self.layout, self.progress, self.check)  # also clears a dead one's stage
         SuppressionList(self.storage, self.state.suppressed_uri).add(list(user_ids), list(anonymous_ids), now)
         journal = Journal(new_run_id(now), self.layout.source_id, now.isoformat(), user_ids, anonymous_ids)
         rewrites, examined = self._plan(journal)
         journal = Journal(**{**journal.__dict__, "rewrites": tuple(rewrites), "examined": examined})
-        self.check()  # the lake changes from here on
-        self.storage.write_text(self.state.deletion_uri, journal.to_json())
-        return finish_deletion(self.storage, self.layout, self.progress, self.check)
+        return begin(deletion(self.storage, self.layout, self.check), self.storage, self.layout, journal, self.check,
+                     self.progress)
 
     def _plan(self, journal: Journal) -> tuple[list[Rewrite], dict[str, int]]:
         """Finds the users' rows and stages every affected file without them; also returns how many tables, files
@@ -295,32 +295,31 @@ class UserDeletion:
         return rewrites
 
 
-def finish_deletion(storage: LakeStorage, layout: LakeLayout, progress: Callable[[str], None] = print,
-                    check: Callable[[], None] = lambda: None) -> dict | None:
-    """Switches the files of the source's journaled deletion (again, if a crash stopped it), writes its report and
-    clears the journal and the stage; its report, or None when no deletion was journaled (a stage left by one that
-    died before its journal is removed). ``check`` runs before each file: the caller still holds the lock."""
-    state = SourceState(storage, layout.state)
-    if not storage.exists(state.deletion_uri):
-        storage.delete(state.deletion_stage_uri, recursive=True)
-        return None
-    journal = Journal.from_json(storage.read_text(state.deletion_uri))
-    not_switched = []
-    for rewrite in journal.rewrites:
-        check()
-        if rewrite.staged is None:
-            storage.delete(rewrite.file)
-        elif storage.exists(rewrite.staged):  # gone once it replaced the file
-            storage.replace(rewrite.staged, rewrite.file)
-        elif rewrite.size != rewrite.staged_size and storage.size(rewrite.file) == rewrite.size:
-            not_switched.append(rewrite.file)  # its staged file was removed by hand: the original is still there
-    report = {**deletion_report(journal, datetime.now(UTC)), "files_not_switched": not_switched}
-    storage.write_text(layout.deletion_report(journal.deletion_id), json.dumps(report, indent=1) + "\n")
-    storage.delete(state.deletion_uri)
-    storage.delete(state.deletion_stage_uri, recursive=True)
-    progress(f"deletion {journal.deletion_id}: {report['rows_deleted']} rows deleted, "
-             f"{report['files_rewritten']} files rewritten, {report['files_removed']} removed")
-    if not_switched:
-        progress(f"deletion {journal.deletion_id}: the staged rewrites of {len(not_switched)} files were gone, so "
-                 f"they still hold the users' rows (e.g. {not_switched[0]}): run delete-users again with the same ids")
-    return report
+def deletion(storage: LakeStorage, layout: LakeLayout, check: Callable[[], None] = lambda: None) -> JournaledOperation:
+    """The source's deletion as a journaled operation (journal.py); ``check`` runs before each file's switch: the
+    caller still holds the lock."""
+
+    def switch(journal: Journal) -> dict:
+        not_switched = []
+        for rewrite in journal.rewrites:
+            check()
+            if rewrite.staged is None:
+                storage.delete(rewrite.file)
+            elif storage.exists(rewrite.staged):  # gone once it replaced the file
+                storage.replace(rewrite.staged, rewrite.file)
+            elif rewrite.size != rewrite.staged_size and storage.size(rewrite.file) == rewrite.size:
+                not_switched.append(rewrite.file)  # its staged file was removed by hand: the original is still there
+        return {**deletion_report(journal, datetime.now(UTC)), "files_not_switched": not_switched}
+
+    return JournaledOperation("deletion", Journal.from_json, switch, lambda j: layout.deletion_report(j.deletion_id),
+                              _summary)
+
+
+def _summary(journal: Journal, report: dict) -> list[str]:
+    lines = [f"deletion {journal.deletion_id}: {report['rows_deleted']} rows deleted, "
+             f"{report['files_rewritten']} files rewritten, {report['files_removed']} removed"]
+    if report["files_not_switched"]:
+        lines.append(f"deletion {journal.deletion_id}: the staged rewrites of {len(report['files_not_switched'])} "
+                     f"files were gone, so they still hold the users' rows (e.g. {report['files_not_switched'][0]}): "
+                     f"run delete-users again with the same ids")
+    return lines

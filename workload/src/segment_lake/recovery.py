@@ -2,7 +2,7 @@
 (``segment-lake state show|reset``)."""
 from __future__ import annotations
 
-from .deletion import finish_deletion
+from .journal import finish_unfinished
 from .layout import LakeLayout, written_by
 from .state import SourceState
 from .storage import LakeStorage
@@ -43,7 +43,7 @@ def describe(state: SourceState) -> list[str]:
 def reset(storage: LakeStorage, layout: LakeLayout, state: SourceState) -> str | None:
     """Drops the unfinished run: removes what its attempts published, then its manifest, so the next sync
     starts a new run over every file no finished run processed (this run's files included). Returns its id."""
-    finish_deletion(storage, layout)  # its journal may name files of the run: switch them before they go
+    finish_unfinished(storage, layout)  # a deletion's journal may name files of the run: switch them before they go
     pending = state.pending()
     if pending is None:
         return None

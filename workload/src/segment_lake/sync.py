@@ -17,13 +17,12 @@ from segment_lake_contract import DEDUP_WINDOW_DAYS
 from . import interrupt
 from .catalog import Catalog
 from .catalog.run_changes import record_changes, table_changes
-from .compaction import finish_compaction
 from .dedup import dedup
-from .deletion import finish_deletion
 from .discover import discover, summary
 from .environment import SyncEnvironment
 from .errors import classify, jvm_failure
 from .infer import infer
+from .journal import finish_unfinished
 from .layout import LakeLayout, lake_bucket
 from .lock import SourceLock, source_lock
 from .names import ensure_database
@@ -85,7 +84,7 @@ class Sync:
         a moment, never a row twice)."""
         env = self.env
         with env.progress.stage("discover") as done:
-            self._finish_other_operations()
+            finish_unfinished(env.storage, env.layout, env.progress, env.lock.check, env.catalog)
             manifest = discover(env, result.run_id, result.start_time)
             redo = manifest.run_id != result.run_id
             done(summary(manifest, result.run_id))
@@ -135,13 +134,6 @@ class Sync:
             env.state.finish(manifest)
             done(f"{count(len(manifest.files), 'file')} processed by run {manifest.run_id}")
         deduped.duplicates.unpersist()
-
-    def _finish_other_operations(self) -> None:
-        """A deletion or compaction a crash stopped goes first (and a stage left by one that died before its
-        journal)."""
-        env = self.env
-        finish_deletion(env.storage, env.layout, env.progress, env.lock.check)
-        finish_compaction(env.storage, env.catalog, env.layout, env.progress, env.lock.check)
 
     def _fail(self, result: RunResult, error: BaseException) -> None:
         """Reports the failure (what ended Spark's JVM, or the signal that stopped the run, or the error) and raises

@@ -1,0 +1,79 @@
+"""One journaled operation: the shape of every change to a lake that must never be left half done.
+
+    plan -> stage -> journal -> switch -> report -> clean up
+
+The operation finds what changes (plan) and writes the new files beside the old (stage); then it writes its journal
+(``state/<source>/<name>.json``): the point of no return, naming every switch. ``finish`` carries the switches out,
+each step found done or not from the files and the catalog so that it can run again after a crash, writes the
+report, and removes the journal and the stage (``<name>-stage/``). Without a journal, a stage is what one that died
+before its journal left, and is removed.
+
+Deletion (deletion.py) and compaction (compaction.py) are such operations. A sync's run is journaled by its manifest
+(state.py: a crashed run is redone, not switched); the landed index by its generation file (landed_index.py: the
+switch is that one write).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+from .catalog import Catalog
+from .layout import LakeLayout
+from .storage import LakeStorage
+
+
+class Journal(Protocol):
+    def to_json(self) -> str: ...
+
+
+J = TypeVar("J", bound=Journal)
+
+
+@dataclass(frozen=True)
+class JournaledOperation(Generic[J]):
+    name: str  # names the journal (<name>.json) and the stage (<name>-stage/) in the source's state folder
+    read: Callable[[str], J]  # the journal from its JSON
+    switch: Callable[[J], dict]  # carries out the journal's switches (again), and returns the report
+    report_uri: Callable[[J], str]
+    summary: Callable[[J, dict], list[str]]  # what the finished operation says
+
+
+def begin(operation: JournaledOperation[J], storage: LakeStorage, layout: LakeLayout, journal: J,
+          check: Callable[[], None], progress: Callable[[str], None]) -> dict:
+    """Writes the journal of a staged operation (the lock still held: ``check``), and finishes it."""
+    check()  # the lake changes from here on
+    storage.write_text(getattr(layout.state_files, operation.name), journal.to_json())
+    return finish(operation, storage, layout, progress)
+
+
+def finish(operation: JournaledOperation[J], storage: LakeStorage, layout: LakeLayout,
+           progress: Callable[[str], None]) -> dict | None:
+    """Finishes the source's journaled operation of this kind; its report, or None when none was journaled."""
+    journal_uri = getattr(layout.state_files, operation.name)
+    stage_uri = getattr(layout.state_files, f"{operation.name}_stage")
+    if not storage.exists(journal_uri):
+        storage.delete(stage_uri, recursive=True)
+        return None
+    journal = operation.read(storage.read_text(journal_uri))
+    report = operation.switch(journal)
+    storage.write_text(operation.report_uri(journal), json.dumps(report, indent=1) + "\n")
+    storage.delete(journal_uri)
+    storage.delete(stage_uri, recursive=True)
+    for line in operation.summary(journal, report):
+        progress(line)
+    return report
+
+
+def finish_unfinished(storage: LakeStorage, layout: LakeLayout, progress: Callable[[str], None] = print,
+                      check: Callable[[], None] = lambda: None, catalog: Catalog | None = None) -> None:
+    """Finishes what a crash stopped, in this order: a deletion, whose journal names files that a compaction would
+    merge away, then (given the catalog, whose locations it switches) a compaction. Every command that changes the
+    source's files calls it first, holding the source's lock (``check``)."""
+    from .compaction import compaction  # each operation's module builds its own; they import this one
+    from .deletion import deletion
+
+    finish(deletion(storage, layout, check), storage, layout, progress)
+    if catalog is not None:
+        finish(compaction(storage, catalog, layout, check), storage, layout, progress)
