@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC
 
 from segment_lake_contract import DATE_PARTITIONS, DEFAULT_OLDER_THAN_HOURS, DEFAULT_TARGET_FILE_MB
@@ -19,171 +21,31 @@ def _default_catalog() -> str:
     return "glue" if os.path.exists(EMR_INFO) else "local"
 
 
-def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="segment-lake", description=__doc__.replace("``", ""))
-    commands = top.add_subparsers(dest="command", required=True)
+@dataclass(frozen=True)
+class Option:
+    """One command-line option, declared once and added to every command that takes it."""
 
-    sync = commands.add_parser("sync", help="land new raw events of one source in the lake",
-                               description="Land the raw Segment events not yet processed as Parquet tables, "
-                                           "registered in the catalog, deduplicated by messageId.")
-    _sync_arguments(sync)
-    replay = commands.add_parser(
-        "replay", help="land again the raw events received in a window of days, without duplicates",
-        description="Land the raw events of the day folders (Segment's <day-epoch-ms>) from --from to --to, whether "
-                    "synced before or not, as a sync lands them: each event at most once, so what the lake already "
-                    "has is dropped as a duplicate. The report says replay: true.")
-    _sync_arguments(replay)
-    replay.add_argument("--from", dest="replay_from", required=True, type=_day, help="first day, YYYY-MM-DD (UTC)")
-    replay.add_argument("--to", dest="replay_to", required=True, type=_day, help="last day, YYYY-MM-DD (UTC)")
+    names: tuple[str, ...]
+    settings: dict
 
-    on_emr = commands.add_parser(
-        "replay-on-emr", help="start a temporary EMR cluster that replays a window of days and then terminates",
-        description="Start a cluster from the lake's replay cluster template (ReplayCluster in the constructs): the "
-                    "lake cluster's roles, security configuration and app release, one step that runs `segment-lake "
-                    "replay` for the source and window, terminated by EMR when the step ends. The regular cluster "
-                    "keeps its schedule; the replay waits for a running sync of the source to finish.")
-    on_emr.add_argument("--lake", required=True, help="the lake bucket, s3://<bucket>/")
-    on_emr.add_argument("--source-id", required=True, help="Segment source id")
-    on_emr.add_argument("--from", dest="replay_from", required=True, type=_day, help="first day, YYYY-MM-DD (UTC)")
-    on_emr.add_argument("--to", dest="replay_to", required=True, type=_day, help="last day, YYYY-MM-DD (UTC)")
-    on_emr.add_argument("--cluster-name", help="the replay cluster's name (default: the bucket's only one)")
-    on_emr.add_argument("--aws-region", help="region of the lake (default: AWS_REGION or boto3's configuration)")
-    on_emr.add_argument("--dry-run", action="store_true", help="print the RunJobFlow request instead of sending it")
-
-    gen = commands.add_parser("generate", help="write realistic raw Segment events for tests and benchmarks",
-                              description="Write deterministic, realistic raw Segment events in the S3 destination's "
-                                          "layout (segment-logs/<source>/<day-epoch-ms>/<n>.gz). The same options "
-                                          "and seed give the same bytes.")
-    gen.add_argument("--output", required=True, help="folder to write segment-logs/ into")
-    gen.add_argument("--events", type=int, default=100_000, help="lines per source, duplicates and malformed included "
-                                                                 "(default 100,000)")
-    gen.add_argument("--sources", type=int, default=1, help="number of sources, src0001... (default 1)")
-    span = gen.add_mutually_exclusive_group()
-    span.add_argument("--hours", type=int, help="hours of events (default 2, one scheduled sync's window)")
-    span.add_argument("--days", type=int, help="days of events")
-    gen.add_argument("--start", default="2024-01-02T00", help="first hour received, YYYY-MM-DDTHH in UTC "
-                                                               "(default 2024-01-02T00)")
-    gen.add_argument("--event-names", type=int, default=50, help="distinct track event names, Zipf-skewed (default 50)")
-    gen.add_argument("--files-per-hour", type=int, default=4, help="gzip files per hour per source (default 4)")
-    gen.add_argument("--duplicate-rate", type=float, default=0.01, help="share of lines that repeat an earlier "
-                                                                        "messageId (default 0.01)")
-    gen.add_argument("--malformed-rate", type=float, default=0.001, help="share of malformed lines (default 0.001)")
-    gen.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
-
-    suppress = commands.add_parser("suppress", help="list, add or remove users whose events the sync drops",
-                                   description="A source's suppressed users: the sync leaves out (and counts) the new "
-                                               "events of these user ids and anonymous ids. It does not delete what "
-                                               "the lake already has: segment-lake delete-users does.")
-    suppress.add_argument("action", choices=["list", "add", "remove"])
-    suppress.add_argument("--source-id", required=True, help="Segment source id")
-    suppress.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
-    _user_arguments(suppress)
-    suppress.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
-
-    delete = commands.add_parser(
-        "delete-users", help="delete every row of users from a source's lake, and suppress them",
-        description="Remove every row of these user ids and anonymous ids from every table of the source, its "
-                    "discarded values and its duplicates' record, rewriting only the files that hold them (each file "
-                    "is replaced whole: a reader sees it before or after, never both). The ids are suppressed first, "
-                    "so later syncs and replays do not land them again. The raw input (segment-logs/) is not touched.")
-    delete.add_argument("--source-id", required=True, help="Segment source id")
-    delete.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
-    _user_arguments(delete)
-    delete.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
-
-    compact = commands.add_parser(
-        "compact", help="merge the small files of a source's past hours (or days) into fewer, larger ones",
-        description="Merge the files of each hour (or day) that no sync adds to any more (ended --older-than hours "
-                    "ago) into as few as --target-file-mb allows, with the same rows. "
-                    "Readers see the old files or the merged ones (the catalog points at the merged files while the "
-                    "partition's folder changes); takes the source's lock; a crash is finished by the next compact "
-                    "or sync. Pass the naming options the syncs use. Writes a report with the file counts.")
-    compact.add_argument("--source-id", required=True, help="Segment source id")
-    compact.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
-    compact.add_argument("--older-than", type=float, default=DEFAULT_OLDER_THAN_HOURS, metavar="HOURS",
-                         help=f"only partitions whose hour (or day) ended this long ago "
-                              f"(default {DEFAULT_OLDER_THAN_HOURS})")
-    compact.add_argument("--target-file-mb", type=int, default=DEFAULT_TARGET_FILE_MB, metavar="N",
-                         help=f"size of the merged files (default {DEFAULT_TARGET_FILE_MB})")
-    _catalog_arguments(compact)
-    compact.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
-
-    state = commands.add_parser("state", help="show a source's sync state, or drop its unfinished run",
-                                description="show: the finished runs, the files processed and the unfinished run (if "
-                                            "any). reset: drop the unfinished run (what its attempts published "
-                                            "first), so that the next sync starts afresh over every unprocessed file.")
-    state.add_argument("action", choices=["show", "reset"])
-    state.add_argument("--source-id", required=True, help="Segment source id")
-    state.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
-    state.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
-
-    history = commands.add_parser("history", help="show recent syncs: rows, duplicates, rejections, duration",
-                                  description="Show the recent syncs of a lake from their reports, as a table, with "
-                                              "the share of syncs that finished over the last 30 days.")
-    history.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
-    history.add_argument("--source-id", help="only this source (default: every source of the lake)")
-    history.add_argument("--last", type=int, default=20, help="how many recent syncs to list (default 20)")
-    history.add_argument("--plot", metavar="FILE.png", help="also draw rows and duration per sync over time into FILE.png")
-    history.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
-
-    move = commands.add_parser(
-        "move-reports", help="once: file a lake's older sync reports by source, as the sync_reports table's keys",
-        description="Move the sync reports written before they were filed as the table's partition keys, from "
-                    "reports/day=<day>/source=<source>/run_id=<run>/ to reports/source_id=<source>/day=<day>/run_id=<run>/. "
-                    "Then drop the sync_reports table (external: its files stay), let a sync recreate it, and run "
-                    "MSCK REPAIR TABLE __segment_datalake.sync_reports to bring the older reports back.")
-    move.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
-    move.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
-
-    sql = commands.add_parser("sql", help="run Spark SQL queries against a local lake's catalog",
-                              description="Run Spark SQL statements against the embedded catalog of a local lake, in one "
-                                          "Spark start: each argument is a statement, and -f FILE adds a file's "
-                                          "statements (ended by ';'). Each result is printed as tab-separated lines, "
-                                          "a blank line between two.")
-    sql.add_argument("--lake", required=True, help="local lake root")
-    sql.add_argument("query", nargs="*", help='for example "select count(*) from web_app.identify"')
-    sql.add_argument("-f", "--file", action="append", default=[], metavar="FILE",
-                     help="a file of statements, each ended by ';' (may be given more than once)")
-    sql.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
-    return top
+    def add_to(self, command: argparse.ArgumentParser) -> None:
+        command.add_argument(*self.names, **self.settings)
 
 
-def _sync_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--source-id", required=True, help="Segment source id")
-    command.add_argument("--input", required=True,
-                         help="raw events: newline-delimited JSON, optionally .gz, in any folder structure "
-                              "(local path, file://, s3:// or s3a://)")
-    command.add_argument("--lake", required=True, help="lake root (local path, file://, s3:// or s3a://)")
-    _catalog_arguments(command)
-    command.add_argument("--workspace-id", help="Segment workspace id, copied into the report")
-    command.add_argument("--max-records-per-file", type=int, default=5_000_000,
-                         help="split a partition's file beyond this many rows (default 5,000,000)")
-    command.add_argument("--max-columns-per-table", type=int, default=5_000,
-                         help="a table takes no new column beyond this many; the values of the columns it could not "
-                              "take go to segment_discards (default 5,000)")
-    command.add_argument("--max-tables-per-source", type=int, default=10_000,
-                         help="no new table beyond this many of the source; the events of the tables it could not "
-                              "create are rejected with the reason (default 10,000; Glue holds 200,000 per database)")
-    command.add_argument("--driver-memory", help="Spark's heap in local mode, e.g. 4g (default: SEGMENT_LAKE_DRIVER_MEMORY, "
-                                                 "else 40%% of this machine's memory, at most 2g)")
-    command.add_argument("--cores", type=int, help="cores Spark uses in local mode (default: SEGMENT_LAKE_CORES, else all)")
-    command.add_argument("--wait-for-lock", type=int, default=0, metavar="MINUTES",
-                         help="while another run holds the source's lock, wait up to this long for it (default 0: "
-                              "refuse at once)")
-    command.add_argument("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
+def option(*names: str, **settings) -> Option:
+    return Option(names, settings)
 
 
-def _catalog_arguments(command: argparse.ArgumentParser) -> None:
-    """Where the source's tables are registered and how they are named and partitioned."""
-    command.add_argument("--source-slug", help="source slug; names the default database")
-    command.add_argument("--glue-database", help="database of the tables (default: the source slug in lower case, "
-                                                 "'_' for other characters; else the source id)")
-    command.add_argument("--table-prefix", default="", help="prefix of every table name, e.g. ios_")
-    command.add_argument("--date-partition", default="day_hour", choices=list(DATE_PARTITIONS),
-                         help="partition layout by receivedAt (default day_hour)")
-    command.add_argument("--catalog", choices=["local", "glue"], default=_default_catalog(),
-                         help="local: Spark's metastore inside the lake folder; glue: AWS Glue (default on EMR)")
-    command.add_argument("--aws-region", help="region of the Glue catalog (default: AWS_REGION or boto3's configuration)")
+@dataclass(frozen=True)
+class OneOf:
+    """Options of which a command takes at most one."""
+
+    options: tuple[Option, ...]
+
+    def add_to(self, command: argparse.ArgumentParser) -> None:
+        group = command.add_mutually_exclusive_group()
+        for declared in self.options:
+            group.add_argument(*declared.names, **declared.settings)
 
 
 def _day(text: str):
@@ -195,15 +57,78 @@ def _day(text: str):
         raise argparse.ArgumentTypeError(f"invalid day {text!r}: use YYYY-MM-DD, for example 2024-01-02") from None
 
 
-def _user_arguments(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--user-id", action="append", default=[], metavar="ID", help="a userId (repeat for more)")
-    command.add_argument("--anonymous-id", action="append", default=[], metavar="ID",
-                         help="an anonymousId (repeat for more)")
+LAKE_HELP = "lake root (local path, file://, s3:// or s3a://)"
+SOURCE_ID = option("--source-id", required=True, help="Segment source id")
+LAKE = option("--lake", required=True, help=LAKE_HELP)
+VERBOSE = option("--verbose", action="store_true", help="show Spark's warnings too (default: its errors only)")
+AWS_REGION = option("--aws-region", help="region of the Glue catalog (default: AWS_REGION or boto3's configuration)")
+WINDOW = (option("--from", dest="replay_from", required=True, type=_day, help="first day, YYYY-MM-DD (UTC)"),
+          option("--to", dest="replay_to", required=True, type=_day, help="last day, YYYY-MM-DD (UTC)"))
+USERS = (option("--user-id", action="append", default=[], metavar="ID", help="a userId (repeat for more)"),
+         option("--anonymous-id", action="append", default=[], metavar="ID", help="an anonymousId (repeat for more)"))
+# where the source's tables are registered and how they are named and partitioned
+NAMING = (
+    option("--source-slug", help="source slug; names the default database"),
+    option("--glue-database", help="database of the tables (default: the source slug in lower case, "
+                                   "'_' for other characters; else the source id)"),
+    option("--table-prefix", default="", help="prefix of every table name, e.g. ios_"),
+    option("--date-partition", default="day_hour", choices=list(DATE_PARTITIONS),
+           help="partition layout by receivedAt (default day_hour)"),
+    option("--catalog", choices=["local", "glue"], default=_default_catalog(),
+           help="local: Spark's metastore inside the lake folder; glue: AWS Glue (default on EMR)"),
+    AWS_REGION)
+SYNC = (
+    SOURCE_ID,
+    option("--input", required=True, help="raw events: newline-delimited JSON, optionally .gz, in any folder "
+                                          "structure (local path, file://, s3:// or s3a://)"),
+    LAKE, *NAMING,
+    option("--workspace-id", help="Segment workspace id, copied into the report"),
+    option("--max-records-per-file", type=int, default=5_000_000,
+           help="split a partition's file beyond this many rows (default 5,000,000)"),
+    option("--max-columns-per-table", type=int, default=5_000,
+           help="a table takes no new column beyond this many; the values of the columns it could not take go to "
+                "segment_discards (default 5,000)"),
+    option("--max-tables-per-source", type=int, default=10_000,
+           help="no new table beyond this many of the source; the events of the tables it could not create are "
+                "rejected with the reason (default 10,000; Glue holds 200,000 per database)"),
+    option("--driver-memory", help="Spark's heap in local mode, e.g. 4g (default: SEGMENT_LAKE_DRIVER_MEMORY, "
+                                   "else 40%% of this machine's memory, at most 2g)"),
+    option("--cores", type=int, help="cores Spark uses in local mode (default: SEGMENT_LAKE_CORES, else all)"),
+    option("--wait-for-lock", type=int, default=0, metavar="MINUTES",
+           help="while another run holds the source's lock, wait up to this long for it (default 0: refuse at once)"),
+    VERBOSE)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: what it does (its help and description), the options it takes, in order, and how it runs."""
+
+    name: str
+    run: Callable[[argparse.Namespace], int]
+    help: str
+    description: str
+    options: tuple[Option | OneOf, ...]
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="segment-lake", description=__doc__.replace("``", ""))
+    commands = top.add_subparsers(dest="command", required=True)
+    for command in COMMANDS.values():
+        sub = commands.add_parser(command.name, help=command.help, description=command.description)
+        for declared in command.options:
+            declared.add_to(sub)
+    return top
+
+
+def _catalog(spark, settings, args: argparse.Namespace):
+    """The catalog the settings name: the lake's embedded metastore, or Glue in ``--aws-region``."""
+    from .catalog.glue import GlueCatalog
+    from .catalog.local import LocalCatalog
+
+    return LocalCatalog(spark) if settings.catalog == "local" else GlueCatalog(region=args.aws_region)
 
 
 def run_sync(args: argparse.Namespace) -> int:
-    from .catalog.glue import GlueCatalog
-    from .catalog.local import LocalCatalog
     from .session import build_session
     from .settings import SyncSettings
     from .sync import Sync
@@ -221,8 +146,7 @@ def run_sync(args: argparse.Namespace) -> int:
     spark = build_session(f"segment-lake sync {settings.source_id}", settings.lake_uri,
                           local_catalog=settings.catalog == "local", memory=args.driver_memory, task_slots=args.cores,
                           verbose=args.verbose)
-    catalog = LocalCatalog(spark) if settings.catalog == "local" else GlueCatalog(region=args.aws_region)
-    sync = Sync(spark, settings, catalog)
+    sync = Sync(spark, settings, _catalog(spark, settings, args))
     result = sync.run()
     print(f"{'replayed' if settings.replay_from else 'synced'} {settings.source_id}: read {result.read_count}, "
           f"landed {result.row_count}, "
@@ -262,12 +186,12 @@ def run_sql(args: argparse.Namespace) -> int:
     from .errors import InvalidQuery, InvalidSettings
     from .layout import metastore_dir
     from .session import build_session
-    from .settings import SyncSettings
+    from .settings import LakeSettings
 
     statements = [*args.query, *(s for path in args.file for s in sql_statements(_read_file(path)))]
     if not statements:
         raise InvalidSettings("sql needs a statement: pass it as an argument, or -f FILE")
-    lake = SyncSettings(source_id="sql", input_uri=args.lake, lake_uri=args.lake).lake_uri
+    lake = LakeSettings(args.lake).lake_uri
     if not os.path.isdir(metastore_dir(lake)):  # Spark would create an empty metastore there and answer from it
         raise InvalidSettings(f"no lake at {args.lake!r} (no {os.path.relpath(metastore_dir(lake))}): pass the --lake "
                               f"a local sync wrote to")
@@ -345,7 +269,7 @@ def run_suppress(args: argparse.Namespace) -> int:
         raise InvalidSettings(f"suppress {args.action} needs at least one --user-id or --anonymous-id")
     if any(not value for value in ids):
         raise InvalidSettings("an empty --user-id or --anonymous-id matches no event: pass the id")
-    spark, settings = _lake_session(args, "segment-lake suppress")
+    spark, settings = _lake_session(args, "segment-lake suppress", args.source_id)
     storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
     suppression = SuppressionList(storage, SourceState(storage, layout.state).suppressed_uri)
     if args.action != "list":
@@ -378,7 +302,7 @@ def run_delete_users(args: argparse.Namespace) -> int:
         raise InvalidSettings("delete-users needs at least one --user-id or --anonymous-id")
     if any(not value for value in ids):
         raise InvalidSettings("an empty --user-id or --anonymous-id matches no event: pass the id")
-    spark, settings = _lake_session(args, "segment-lake delete-users")
+    spark, settings = _lake_session(args, "segment-lake delete-users", args.source_id)
     storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
     require_known_source(storage, layout)
     lock = source_lock(spark, layout)
@@ -399,18 +323,12 @@ def run_delete_users(args: argparse.Namespace) -> int:
 
 
 def _lake_session(args: argparse.Namespace, name: str, source_id: str | None = None):
-    """A session for a command on an existing lake (no catalog), and the lake's settings (``source_id`` checked)."""
-    from .errors import InvalidSettings
+    """A session for a command on an existing lake (no catalog), and the lake's settings."""
     from .session import build_session
-    from .settings import SyncSettings
+    from .settings import LakeSettings
 
-    # these commands read no catalog: the settings only check the lake's URI and the source id
-    on_s3 = args.lake.startswith(("s3://", "s3a://"))
-    settings = SyncSettings(source_id=source_id or args.source_id, input_uri=args.lake, lake_uri=args.lake,
-                            catalog="glue" if on_s3 else "local")
-    local_lake = _local_path(settings.lake_uri)
-    if local_lake is not None and not os.path.isdir(local_lake):
-        raise InvalidSettings(f"no lake at {args.lake!r}: pass the --lake the syncs write to")
+    settings = LakeSettings(args.lake, source_id)
+    settings.require_lake()
     return build_session(name, settings.lake_uri, local_catalog=False, verbose=args.verbose), settings
 
 
@@ -421,7 +339,7 @@ def run_state(args: argparse.Namespace) -> int:
     from .state import SourceState
     from .storage import LakeStorage
 
-    spark, settings = _lake_session(args, "segment-lake state")
+    spark, settings = _lake_session(args, "segment-lake state", args.source_id)
     storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
     state = SourceState(storage, layout.state)
     if args.action == "reset":
@@ -444,7 +362,7 @@ def run_history(args: argparse.Namespace) -> int:
 
     if args.last < 1:
         raise InvalidSettings(f"invalid --last {args.last}: pass how many syncs to list, 1 or more")
-    spark, settings = _lake_session(args, "segment-lake history", source_id=args.source_id or "history")
+    spark, settings = _lake_session(args, "segment-lake history", args.source_id)
     reports, storage = LakeLayout(settings.lake_uri, settings.source_id).reports, LakeStorage(spark)
     if storage.glob(join(reports, "day=*", "source=*")):
         print(f"segment-lake: {args.lake} also has reports filed as reports/day=.../source=.../, which history does not "
@@ -468,35 +386,30 @@ def run_move_reports(args: argparse.Namespace) -> int:
     from .storage import LakeStorage
     from .sync_reports import move_old_reports
 
-    spark, settings = _lake_session(args, "segment-lake move-reports", source_id="move-reports")
+    spark, settings = _lake_session(args, "segment-lake move-reports")
     moved = move_old_reports(LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id).reports)
     print(f"moved {moved} report{'' if moved == 1 else 's'} to reports/source_id=.../day=.../run_id=.../")
     return 0
 
 
 def run_compact(args: argparse.Namespace) -> int:
-    from .catalog.glue import GlueCatalog
-    from .catalog.local import LocalCatalog
     from .compaction import Compaction
     from .errors import InvalidSettings
     from .layout import LakeLayout
     from .lock import source_lock
     from .session import build_session
-    from .settings import SyncSettings
+    from .settings import SourceSettings
     from .storage import LakeStorage
 
     if args.older_than < 0 or args.target_file_mb < 1:
         raise InvalidSettings(f"invalid --older-than {args.older_than} or --target-file-mb {args.target_file_mb}: "
                               f"pass 0 or more hours and 1 or more MB")
-    settings = SyncSettings(source_id=args.source_id, input_uri=args.lake, lake_uri=args.lake,
-                            source_slug=args.source_slug, glue_database=args.glue_database,
-                            table_prefix=args.table_prefix, date_partition=args.date_partition, catalog=args.catalog)
-    local_lake = _local_path(settings.lake_uri)
-    if local_lake is not None and not os.path.isdir(local_lake):
-        raise InvalidSettings(f"no lake at {args.lake!r}: pass the --lake the syncs write to")
+    settings = SourceSettings(args.lake, args.source_id, source_slug=args.source_slug, glue_database=args.glue_database,
+                              table_prefix=args.table_prefix, date_partition=args.date_partition, catalog=args.catalog)
+    settings.require_lake()
     spark = build_session(f"segment-lake compact {settings.source_id}", settings.lake_uri,
                           local_catalog=settings.catalog == "local", verbose=args.verbose)
-    catalog = LocalCatalog(spark) if settings.catalog == "local" else GlueCatalog(region=args.aws_region)
+    catalog = _catalog(spark, settings, args)
     storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
     if not catalog.database_exists(settings.database):
         raise InvalidSettings(f"no database {settings.database!r} in the {settings.catalog} catalog: pass the "
@@ -558,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
     started = session.started_sessions() if session else 0
     line, jvm_alive = None, True
     try:
-        code = COMMANDS[args.command](args)
+        code = COMMANDS[args.command].run(args)
     except Exception as error:  # one line naming what failed; the report has the rest
         if interrupt.received():
             stopped = error if isinstance(error, interrupt.Interrupted) else interrupt.Interrupted(
@@ -579,6 +492,91 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-COMMANDS = {"sync": run_sync, "generate": run_generate, "sql": run_sql, "state": run_state, "history": run_history,
-            "suppress": run_suppress, "delete-users": run_delete_users, "replay": run_sync,
-            "replay-on-emr": run_replay_on_emr, "compact": run_compact, "move-reports": run_move_reports}
+SUPPRESS_HELP = ("A source's suppressed users: the sync leaves out (and counts) the new events of these user ids and "
+                 "anonymous ids. It does not delete what the lake already has: segment-lake delete-users does.")
+COMMANDS = {command.name: command for command in (
+    Command("sync", run_sync, "land new raw events of one source in the lake",
+            "Land the raw Segment events not yet processed as Parquet tables, registered in the catalog, deduplicated "
+            "by messageId.", SYNC),
+    Command("replay", run_sync, "land again the raw events received in a window of days, without duplicates",
+            "Land the raw events of the day folders (Segment's <day-epoch-ms>) from --from to --to, whether synced "
+            "before or not, as a sync lands them: each event at most once, so what the lake already has is dropped as "
+            "a duplicate. The report says replay: true.", (*SYNC, *WINDOW)),
+    Command("replay-on-emr", run_replay_on_emr,
+            "start a temporary EMR cluster that replays a window of days and then terminates",
+            "Start a cluster from the lake's replay cluster template (ReplayCluster in the constructs): the lake "
+            "cluster's roles, security configuration and app release, one step that runs `segment-lake replay` for "
+            "the source and window, terminated by EMR when the step ends. The regular cluster keeps its schedule; the "
+            "replay waits for a running sync of the source to finish.", (
+                option("--lake", required=True, help="the lake bucket, s3://<bucket>/"), SOURCE_ID, *WINDOW,
+                option("--cluster-name", help="the replay cluster's name (default: the bucket's only one)"),
+                option("--aws-region", help="region of the lake (default: AWS_REGION or boto3's configuration)"),
+                option("--dry-run", action="store_true", help="print the RunJobFlow request instead of sending it"))),
+    Command("generate", run_generate, "write realistic raw Segment events for tests and benchmarks",
+            "Write deterministic, realistic raw Segment events in the S3 destination's layout "
+            "(segment-logs/<source>/<day-epoch-ms>/<n>.gz). The same options and seed give the same bytes.", (
+                option("--output", required=True, help="folder to write segment-logs/ into"),
+                option("--events", type=int, default=100_000,
+                       help="lines per source, duplicates and malformed included (default 100,000)"),
+                option("--sources", type=int, default=1, help="number of sources, src0001... (default 1)"),
+                OneOf((option("--hours", type=int, help="hours of events (default 2, one scheduled sync's window)"),
+                       option("--days", type=int, help="days of events"))),
+                option("--start", default="2024-01-02T00",
+                       help="first hour received, YYYY-MM-DDTHH in UTC (default 2024-01-02T00)"),
+                option("--event-names", type=int, default=50,
+                       help="distinct track event names, Zipf-skewed (default 50)"),
+                option("--files-per-hour", type=int, default=4, help="gzip files per hour per source (default 4)"),
+                option("--duplicate-rate", type=float, default=0.01,
+                       help="share of lines that repeat an earlier messageId (default 0.01)"),
+                option("--malformed-rate", type=float, default=0.001,
+                       help="share of malformed lines (default 0.001)"),
+                option("--seed", type=int, default=1, help="seed of every random choice (default 1)"))),
+    Command("suppress", run_suppress, "list, add or remove users whose events the sync drops", SUPPRESS_HELP,
+            (option("action", choices=["list", "add", "remove"]), SOURCE_ID, LAKE, *USERS, VERBOSE)),
+    Command("delete-users", run_delete_users, "delete every row of users from a source's lake, and suppress them",
+            "Remove every row of these user ids and anonymous ids from every table of the source, its discarded values "
+            "and its duplicates' record, rewriting only the files that hold them (each file is replaced whole: a "
+            "reader sees it before or after, never both). The ids are suppressed first, so later syncs and replays do "
+            "not land them again. The raw input (segment-logs/) is not touched.", (SOURCE_ID, LAKE, *USERS, VERBOSE)),
+    Command("compact", run_compact,
+            "merge the small files of a source's past hours (or days) into fewer, larger ones",
+            "Merge the files of each hour (or day) that no sync adds to any more (ended --older-than hours ago) into "
+            "as few as --target-file-mb allows, with the same rows. Readers see the old files or the merged ones (the "
+            "catalog points at the merged files while the partition's folder changes); takes the source's lock; a "
+            "crash is finished by the next compact or sync. Pass the naming options the syncs use. Writes a report "
+            "with the file counts.", (
+                SOURCE_ID, LAKE,
+                option("--older-than", type=float, default=DEFAULT_OLDER_THAN_HOURS, metavar="HOURS",
+                       help=f"only partitions whose hour (or day) ended this long ago "
+                            f"(default {DEFAULT_OLDER_THAN_HOURS})"),
+                option("--target-file-mb", type=int, default=DEFAULT_TARGET_FILE_MB, metavar="N",
+                       help=f"size of the merged files (default {DEFAULT_TARGET_FILE_MB})"),
+                *NAMING, VERBOSE)),
+    Command("state", run_state, "show a source's sync state, or drop its unfinished run",
+            "show: the finished runs, the files processed and the unfinished run (if any). reset: drop the unfinished "
+            "run (what its attempts published first), so that the next sync starts afresh over every unprocessed "
+            "file.", (option("action", choices=["show", "reset"]), SOURCE_ID, LAKE, VERBOSE)),
+    Command("history", run_history, "show recent syncs: rows, duplicates, rejections, duration",
+            "Show the recent syncs of a lake from their reports, as a table, with the share of syncs that finished "
+            "over the last 30 days.", (
+                LAKE, option("--source-id", help="only this source (default: every source of the lake)"),
+                option("--last", type=int, default=20, help="how many recent syncs to list (default 20)"),
+                option("--plot", metavar="FILE.png",
+                       help="also draw rows and duration per sync over time into FILE.png"),
+                VERBOSE)),
+    Command("move-reports", run_move_reports,
+            "once: file a lake's older sync reports by source, as the sync_reports table's keys",
+            "Move the sync reports written before they were filed as the table's partition keys, from "
+            "reports/day=<day>/source=<source>/run_id=<run>/ to reports/source_id=<source>/day=<day>/run_id=<run>/. "
+            "Then drop the sync_reports table (external: its files stay), let a sync recreate it, and run MSCK REPAIR "
+            "TABLE __segment_datalake.sync_reports to bring the older reports back.", (LAKE, VERBOSE)),
+    Command("sql", run_sql, "run Spark SQL queries against a local lake's catalog",
+            "Run Spark SQL statements against the embedded catalog of a local lake, in one Spark start: each argument "
+            "is a statement, and -f FILE adds a file's statements (ended by ';'). Each result is printed as "
+            "tab-separated lines, a blank line between two.", (
+                option("--lake", required=True, help="local lake root"),
+                option("query", nargs="*", help='for example "select count(*) from web_app.identify"'),
+                option("-f", "--file", action="append", default=[], metavar="FILE",
+                       help="a file of statements, each ended by ';' (may be given more than once)"),
+                VERBOSE)),
+)}

@@ -1,8 +1,10 @@
 """What one sync is asked to do, validated before Spark starts."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from datetime import date
+from urllib.parse import urlparse
 
 from segment_lake_contract import (
     DATE_PARTITIONS,
@@ -36,29 +38,39 @@ def _uri(value: str, what: str) -> str:
 
 
 @dataclass(frozen=True)
-class SyncSettings:
-    """One sync of one source. ``database`` defaults to the slug of the source slug, else of the source id."""
+class LakeSettings:
+    """A command on a lake: its root, and the source it concerns (None: every source of the lake)."""
 
-    source_id: str
-    input_uri: str
     lake_uri: str
+    source_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.source_id is not None:
+            _check(self.source_id, SOURCE_ID)
+        object.__setattr__(self, "lake_uri", _uri(self.lake_uri, "--lake"))
+
+    def require_lake(self) -> None:
+        """Refuses a local lake folder that does not exist (a command would otherwise create an empty one)."""
+        path = urlparse(self.lake_uri).path if self.lake_uri.startswith("file:") else None
+        if path is not None and not os.path.isdir(path):
+            raise InvalidSettings(f"no lake at {self.lake_uri!r}: pass the --lake the syncs write to")
+
+
+@dataclass(frozen=True)
+class SourceSettings(LakeSettings):
+    """A command on one source's tables: how they are named, partitioned and catalogued. ``database`` defaults to
+    the source slug's name, else the source id's."""
+
     source_slug: str | None = None
     glue_database: str | None = None
     table_prefix: str = ""
     date_partition: str = "day_hour"
     catalog: str = "local"
-    max_records_per_file: int = 5_000_000
-    max_columns_per_table: int = 5_000
-    max_tables_per_source: int = 10_000
-    workspace_id: str | None = None
-    replay_from: date | None = None  # a replay: the raw events received from this day to ``replay_to``, both in UTC
-    replay_to: date | None = None
-    lock_wait_minutes: int = 0  # while another run holds the source's lock, wait this long for it before refusing
 
     def __post_init__(self) -> None:
-        _check(self.source_id, SOURCE_ID)
-        object.__setattr__(self, "input_uri", _uri(self.input_uri, "--input"))
-        object.__setattr__(self, "lake_uri", _uri(self.lake_uri, "--lake"))
+        if self.source_id is None:
+            raise InvalidSettings("a source id is needed: pass --source-id")
+        super().__post_init__()
         if self.glue_database is not None:
             _check(self.glue_database, GLUE_DATABASE)
         _check(self.table_prefix, TABLE_PREFIX)
@@ -71,18 +83,6 @@ class SyncSettings:
                                   f"not {self.lake_uri!r}: use --catalog glue")
         if not database_name(self.database_name_source):
             raise InvalidSettings(f"source slug {self.source_slug!r} has no letters or digits: pass --glue-database")
-        if self.max_records_per_file < 1:
-            raise InvalidSettings(f"max records per file {self.max_records_per_file} must be at least 1")
-        if self.max_columns_per_table < 1:
-            raise InvalidSettings(f"max columns per table {self.max_columns_per_table} must be at least 1")
-        if self.max_tables_per_source < 1:
-            raise InvalidSettings(f"max tables per source {self.max_tables_per_source} must be at least 1")
-        if self.lock_wait_minutes < 0:
-            raise InvalidSettings(f"--wait-for-lock {self.lock_wait_minutes} must be 0 or more minutes")
-        if (self.replay_from is None) != (self.replay_to is None):
-            raise InvalidSettings("a replay needs both --from and --to")
-        if self.replay_from and self.replay_from > self.replay_to:
-            raise InvalidSettings(f"--from {self.replay_from} is after --to {self.replay_to}: swap them")
 
     @property
     def database_name_source(self) -> str:
@@ -96,3 +96,34 @@ class SyncSettings:
     def table_name_prefix(self) -> str:
         """What table names start with: the prefix joined with ``_`` (``ios`` -> ``ios_track_page_viewed``)."""
         return join_prefix(self.table_prefix)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SyncSettings(SourceSettings):
+    """One sync (or replay) of one source."""
+
+    input_uri: str
+    max_records_per_file: int = 5_000_000
+    max_columns_per_table: int = 5_000
+    max_tables_per_source: int = 10_000
+    workspace_id: str | None = None
+    replay_from: date | None = None  # a replay: the raw events received from this day to ``replay_to``, both in UTC
+    replay_to: date | None = None
+    lock_wait_minutes: int = 0  # while another run holds the source's lock, wait this long for it before refusing
+
+    def __post_init__(self) -> None:
+        _check(self.source_id, SOURCE_ID)
+        object.__setattr__(self, "input_uri", _uri(self.input_uri, "--input"))
+        super().__post_init__()
+        if self.max_records_per_file < 1:
+            raise InvalidSettings(f"max records per file {self.max_records_per_file} must be at least 1")
+        if self.max_columns_per_table < 1:
+            raise InvalidSettings(f"max columns per table {self.max_columns_per_table} must be at least 1")
+        if self.max_tables_per_source < 1:
+            raise InvalidSettings(f"max tables per source {self.max_tables_per_source} must be at least 1")
+        if self.lock_wait_minutes < 0:
+            raise InvalidSettings(f"--wait-for-lock {self.lock_wait_minutes} must be 0 or more minutes")
+        if (self.replay_from is None) != (self.replay_to is None):
+            raise InvalidSettings("a replay needs both --from and --to")
+        if self.replay_from and self.replay_from > self.replay_to:
+            raise InvalidSettings(f"--from {self.replay_from} is after --to {self.replay_to}: swap them")
