@@ -23,6 +23,7 @@ from constructs import Construct
 
 from segment_data_lake import (
     DataLakeBucketProps,
+    DataLakeOutputs,
     DataLakeRolesProps,
     EmrClusterProps,
     SegmentDataLake,
@@ -60,6 +61,7 @@ class DataLakeStack(TerraformStack):
             create_glue_databases=env.get("SEGMENT_LAKE_LAKE_FORMATION") == "1",
             lake_formation=env.get("SEGMENT_LAKE_LAKE_FORMATION") == "1",
         ))
+        DataLakeOutputs(self, "Outputs", lakes=[self.lake])
 
 
 def main() -> None:

@@ -207,18 +207,35 @@ def test_with_segment_running_the_syncs_there_are_no_schedules_and_no_bundle():
     from cdktf import TerraformStack, Testing
     from stack_helpers import resources
 
-    from segment_data_lake import SegmentDataLake
+    from segment_data_lake import DataLakeOutputs, SegmentDataLake
     from segment_data_lake.aws import AwsProvider
 
     stack = TerraformStack(Testing.app(), "segment-runs")
     AwsProvider(stack, "aws", region="us-east-1")
     lake = SegmentDataLake(stack, "Lake", props=props(sync_runner="segment", s3_destination=False))
+    DataLakeOutputs(stack, "Outputs", lakes=[lake])
     synthesized = json.loads(Testing.synth(stack))
     assert lake.schedules is None and lake.workload is None and lake.s3_destination is None
     assert resources(synthesized, "aws_scheduler_schedule") == {} and resources(synthesized, "aws_s3_object") == {}
     assert resources(synthesized, "aws_emr_cluster") and synthesized["output"]["sync_runner"]["value"] == "segment"
     assert "s3_destination_role_arn" not in synthesized["output"]
     assert {"emr_cluster_id", "segment_vendor_role_arn", "glue_catalog_id", "s3_bucket"} <= set(synthesized["output"])
+
+
+def test_outputs_need_a_lake_and_a_name_of_its_own_for_each():
+    from cdktf import TerraformStack, Testing
+
+    from segment_data_lake import DataLakeOutputs, SegmentDataLake
+    from segment_data_lake.aws import AwsProvider
+
+    stack = TerraformStack(Testing.app(), "outputs")
+    AwsProvider(stack, "aws", region="us-east-1")
+    with pytest.raises(DataLakeConfigError, match=r"DataLakeOutputs needs at least one lake: pass lakes=\[lake\]"):
+        DataLakeOutputs(stack, "None", lakes=[])
+    first = SegmentDataLake(stack, "prod-lake", props=props(s3_destination=False))
+    second = SegmentDataLake(stack, "Prod_Lake", props=props(s3_destination=False))
+    with pytest.raises(DataLakeConfigError, match=r"lakes \['prod-lake', 'Prod_Lake'\] give their outputs the same names"):
+        DataLakeOutputs(stack, "Clash", lakes=[first, second])
 
 
 def test_a_step_script_terraform_would_misread_is_refused(tmp_path):

@@ -4,7 +4,7 @@
 """
 from .account import AwsAccount
 from .bucket import DataLakeBucket, DataLakeBucketProps
-from .data_lake import SegmentDataLake, SegmentDataLakeProps
+from .data_lake import DataLakeOutputs, SegmentDataLake, SegmentDataLakeProps
 from .emr import BootstrapAction, DataLakeCluster, EmrClusterProps, ManagedScaling
 from .emr_security import EmrSecurity, EmrSecurityProps
 from .glue import GlueCatalog, GlueCatalogProps
@@ -18,7 +18,7 @@ from .workload import WorkloadDelivery, WorkloadDeliveryProps
 
 __all__ = [
     "AwsAccount", "BootstrapAction", "DATE_PARTITIONS", "DataLakeBucket", "DataLakeBucketProps", "DataLakeCluster",
-    "DataLakeConfigError", "DataLakeRoles", "DataLakeRolesProps", "EmrClusterProps", "EmrSecurity",
+    "DataLakeConfigError", "DataLakeOutputs", "DataLakeRoles", "DataLakeRolesProps", "EmrClusterProps", "EmrSecurity",
     "EmrSecurityProps", "GlueCatalog", "GlueCatalogProps", "ManagedScaling", "ReplayCluster", "ReplayClusterProps",
     "SEGMENT_PRODUCTION_ROLE", "SEGMENT_S3_INTEGRATION_ROLE", "SegmentDataLake", "SegmentDataLakeProps",
     "SegmentS3Destination", "SegmentS3DestinationProps", "SegmentSource", "SyncSchedules", "SyncSchedulesProps",

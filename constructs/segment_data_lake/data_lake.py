@@ -1,7 +1,6 @@
 """SegmentDataLake: every part of a customer's data lake, composed."""
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -12,7 +11,7 @@ import segment_lake_contract as contract
 
 from . import validation
 from .account import AwsAccount
-from .aws import TerraformOutput, TerraformStack
+from .aws import TerraformOutput
 from .bucket import DataLakeBucket, DataLakeBucketProps
 from .emr import DataLakeCluster, EmrClusterProps
 from .emr_security import EmrSecurity
@@ -130,7 +129,7 @@ class SegmentDataLake(Construct):
     The consuming stack owns the AWS provider. Attributes: ``account``, ``bucket``, ``roles``,
     ``security``, ``cluster``, ``workload`` and ``schedules`` (``None`` when Segment runs the syncs),
     ``replay_cluster`` (or ``None``),
-    ``catalog``, ``s3_destination`` (or ``None``), ``outputs`` (name to ``TerraformOutput``).
+    ``catalog``, ``s3_destination`` (or ``None``). Its outputs: :class:`DataLakeOutputs`.
     """
 
     def __init__(self, scope: Construct, id: str, *, props: SegmentDataLakeProps) -> None:
@@ -178,10 +177,10 @@ class SegmentDataLake(Construct):
             self.catalog.grant_sync(self.roles.emr_instance_role.arn, name="EmrInstanceRole")
             if self.roles.vendor_role:
                 self.catalog.grant_sync(self.roles.vendor_role.arn, name="VendorRole", drop_tables=True)
-        self.outputs = self._outputs()
 
-    def _outputs(self) -> dict[str, TerraformOutput]:
-        """What a user enters in each source's Data Lakes settings (see docs/constructs.md)."""
+    def output_values(self) -> dict[str, tuple[object, str]]:
+        """What a user enters in each source's Data Lakes settings, and what else the lake exposes, by output name:
+        (value, description). :class:`DataLakeOutputs` makes them Terraform outputs (docs/constructs.md)."""
         roles = self.roles
         values = {
             "aws_region": (self.account.region, "AWS Region of the bucket and the cluster"),
@@ -205,21 +204,31 @@ class SegmentDataLake(Construct):
                                                      "Template of the replay cluster (segment-lake replay-on-emr)")
             values["replay_launcher_policy_arn"] = (self.replay_cluster.launcher_policy.arn,
                                                     "Policy to attach to whoever starts replays on EMR")
-        outputs = {name: TerraformOutput(self, name, value=value, description=description)
-                   for name, (value, description) in values.items()}
-        # One lake in a stack names its outputs plainly (emr_cluster_id); with several, every lake's
-        # names start with its construct id (prod_emr_cluster_id, staging_emr_cluster_id), so none is lost.
-        lakes = _LAKES_BY_STACK.setdefault(TerraformStack.of(self), [])
-        lakes.append(self)
-        for lake in lakes:
-            prefix = f"{contract.slug(lake.node.id)}_" if len(lakes) > 1 else ""
-            for name, output in (outputs if lake is self else lake.outputs).items():
+        return values
+
+
+class DataLakeOutputs(Construct):
+    """The Terraform outputs of one or several lakes (their :meth:`SegmentDataLake.output_values`), made where the app
+    says. One lake's outputs have plain names (``emr_cluster_id``); with several, each lake's start with the slug of
+    its construct id (``prod_emr_cluster_id``, ``staging_emr_cluster_id``), so none is lost.
+
+    Attribute: ``outputs`` (output name to ``TerraformOutput``).
+    """
+
+    def __init__(self, scope: Construct, id: str, *, lakes: Sequence[SegmentDataLake]) -> None:
+        super().__init__(scope, id)
+        if not lakes:
+            validation.fail("DataLakeOutputs needs at least one lake: pass lakes=[lake]")
+        prefixes = [f"{contract.slug(lake.node.id)}_" if len(lakes) > 1 else "" for lake in lakes]
+        if len(set(prefixes)) != len(prefixes):
+            validation.fail(f"lakes {[lake.node.id for lake in lakes]!r} give their outputs the same names: give each "
+                            f"lake a construct id of its own")
+        self.outputs: dict[str, TerraformOutput] = {}
+        for lake, prefix in zip(lakes, prefixes, strict=True):
+            for name, (value, description) in lake.output_values().items():
+                output = TerraformOutput(self, prefix + name, value=value, description=description)
                 output.override_logical_id(prefix + name)
-        return outputs
-
-
-# The lakes of each stack, for naming their outputs (weak: a stack's lakes go with it).
-_LAKES_BY_STACK: weakref.WeakKeyDictionary[TerraformStack, list[SegmentDataLake]] = weakref.WeakKeyDictionary()
+                self.outputs[prefix + name] = output
 
 
 def _with_tags(props, tags: Mapping[str, str]):

@@ -5,6 +5,7 @@ from constructs import Construct
 
 from segment_data_lake import (
     DataLakeBucketProps,
+    DataLakeOutputs,
     DataLakeRolesProps,
     EmrClusterProps,
     ManagedScaling,
@@ -122,6 +123,7 @@ class CompleteStack(TerraformStack):
                 minimum_units=2, maximum_units=20, maximum_on_demand_units=4, maximum_core_units=2)),
             tags={"team": "data", "env": "prod"},
         ))
+        DataLakeOutputs(self, "Outputs", lakes=[self.lake])
         # after the bucket (a reference) and its policy, which grants the delivery: AWS checks that policy when the
         # flow log is created, and adds statements of its own to a policy that lacks them
         FlowLog(self, "FlowLog", vpc_id=self.network.vpc.id, traffic_type="ALL", log_destination_type="s3",

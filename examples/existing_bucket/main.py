@@ -4,6 +4,7 @@ from constructs import Construct
 
 from segment_data_lake import (
     DataLakeBucketProps,
+    DataLakeOutputs,
     DataLakeRolesProps,
     EmrClusterProps,
     SegmentDataLake,
@@ -28,6 +29,7 @@ class ExistingBucketStack(TerraformStack):
             sources=[SegmentSource(source_id="Kq8dV1bX2c", slug="acme_web")],
             tags={"team": "data"},
         ))
+        DataLakeOutputs(self, "Outputs", lakes=[self.lake])  # what to enter in Segment's settings
 
 
 def build(app: App) -> TerraformStack:

@@ -4,6 +4,7 @@ from constructs import Construct
 
 from segment_data_lake import (
     DataLakeBucketProps,
+    DataLakeOutputs,
     DataLakeRolesProps,
     EmrClusterProps,
     SegmentDataLake,
@@ -32,6 +33,7 @@ class SharedDatabaseStack(TerraformStack):
             ],
             create_glue_databases=True,
         ))
+        DataLakeOutputs(self, "Outputs", lakes=[self.lake])
 
 
 def build(app: App) -> TerraformStack:

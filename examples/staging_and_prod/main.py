@@ -6,6 +6,7 @@ from constructs import Construct
 
 from segment_data_lake import (
     DataLakeBucketProps,
+    DataLakeOutputs,
     DataLakeRolesProps,
     EmrClusterProps,
     SegmentDataLake,
@@ -38,6 +39,8 @@ class StagingAndProdStack(TerraformStack):
             "prod", "subnet-0a1b2c3d4e5f60718",
             bucket_kms_key_arn="arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"))
         self.staging = SegmentDataLake(self, "Staging", props=lake_props("staging", "subnet-0f1e2d3c4b5a69788"))
+        # both lakes' outputs, each named after its lake: prod_emr_cluster_id, staging_emr_cluster_id, ...
+        DataLakeOutputs(self, "Outputs", lakes=[self.prod, self.staging])
 
 
 def build(app: App) -> TerraformStack:
