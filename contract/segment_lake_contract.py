@@ -64,6 +64,13 @@ def join_prefix(prefix: str) -> str:
 DATA_PREFIX = "segment-data/"  # tables, reports and the sync's state: the sync writes
 STAGE_PREFIX = "segment-stage/"  # a run's files before they are published: the sync writes, a rule expires
 RAW_PREFIX = "segment-logs/"  # the raw events Segment's S3 destination writes: the sync only reads
+# Below DATA_PREFIX: the folders a reader of the lake reads (each source's tables, discarded values and, in its
+# state, record of duplicates; the sync reports), and the sync's state
+TABLES_PREFIX = DATA_PREFIX + "data/"
+DISCARDS_PREFIX = DATA_PREFIX + "discards/"
+REPORTS_PREFIX = DATA_PREFIX + "reports/"
+STATE_PREFIX = DATA_PREFIX + "state/"
+DUPLICATES_FOLDER = "duplicates"  # in each source's state folder
 LOGS_PREFIX = "logs/"  # EMR's logs, pushed by the nodes
 APP_PREFIX = "segment-lake-app/"  # the sync app's releases: written by terraform only, run by every step
 # Where the constructs put each replay cluster's template (``<prefix><cluster name>.json`` in the lake

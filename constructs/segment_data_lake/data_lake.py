@@ -9,18 +9,19 @@ from constructs import Construct
 
 import segment_lake_contract as contract
 
-from . import validation
+from . import policy_documents, validation
 from .account import AwsAccount
-from .aws import TerraformOutput
+from .aws import IamPolicy, IamRolePolicyAttachment, TerraformOutput
 from .bucket import DataLakeBucket, DataLakeBucketProps
 from .emr import DataLakeCluster, EmrClusterProps
 from .emr_security import EmrSecurity
 from .glue import GlueCatalog, GlueCatalogProps
-from .iam import DataLakeRoles, DataLakeRolesProps
+from .iam import DataLakeRoles, DataLakeRolesProps, glue_arns, object_arns
 from .replay_cluster import ReplayCluster, ReplayClusterProps
 from .s3_destination import SegmentS3Destination, SegmentS3DestinationProps
 from .schedule import DEFAULT_SCHEDULE, SyncSchedules, SyncSchedulesProps
 from .sources import SegmentSource, validate_sources
+from .tagging import with_vendor_tag
 from .workload import WorkloadDelivery, WorkloadDeliveryProps
 
 SYNC_RUNNERS = ("self", "segment")
@@ -177,6 +178,42 @@ class SegmentDataLake(Construct):
             self.catalog.grant_sync(self.roles.emr_instance_role.arn, name="EmrInstanceRole")
             if self.roles.vendor_role:
                 self.catalog.grant_sync(self.roles.vendor_role.arn, name="VendorRole", drop_tables=True)
+
+    def grant_read(self, id: str, role) -> list[IamPolicy]:
+        """Lets ``role`` read the lake: its tables, discarded values, duplicates' records and sync reports in the
+        bucket, and the lake's databases in the Glue catalog (with the bucket's key, when it has one; with
+        ``lake_formation``, Lake Formation's ``SELECT`` too). ``role``: an ``IamRole``, or a ``DataAwsIamRole`` for one
+        made elsewhere (anything with ``name`` and ``arn``). Returns the policies attached to it."""
+        folders = [contract.TABLES_PREFIX, contract.DISCARDS_PREFIX, contract.REPORTS_PREFIX,
+                   f"{contract.STATE_PREFIX}*/{contract.DUPLICATES_FOLDER}/"]
+        if self.props.lake_formation:
+            self.catalog.grant_read(role.arn, name=id)
+        return self._grant(id, role, "lake-read", folders, read_objects=object_arns(self.bucket.bucket_arn, folders))
+
+    def grant_read_write(self, id: str, role) -> list[IamPolicy]:
+        """Lets ``role`` read and write what the sync writes (``segment-data/`` and ``segment-stage/``) and change
+        the tables and partitions of the lake's databases: what the lake's commands (``segment-lake compact``,
+        ``delete-users``, ``state reset``) need when run from outside the cluster (with the bucket's key, when it has
+        one; with ``lake_formation``, the sync's Lake Formation grants). Returns the policies attached to it."""
+        folders = [contract.DATA_PREFIX, contract.STAGE_PREFIX]
+        if self.props.lake_formation:
+            self.catalog.grant_sync(role.arn, name=id)
+        return self._grant(id, role, "lake-read-write", folders,
+                           write_objects=object_arns(self.bucket.bucket_arn, folders))
+
+    def _grant(self, id: str, role, template: str, folders: list[str], **values) -> list[IamPolicy]:
+        suffix, tags = self.props.access.name_suffix, with_vendor_tag(self.props.tags)
+        document = policy_documents.render_json(
+            template, bucket_arn=self.bucket.bucket_arn, list_prefixes=[f"{folder}*" for folder in folders],
+            glue_resources=glue_arns(self.account.arn_parts, self.roles.databases), **values)
+        policies = [IamPolicy(self, f"{id}Policy", name=f"SegmentDataLake{id}{suffix}", policy=document, tags=tags)]
+        if self.props.bucket.kms_key_arn:
+            policies.append(IamPolicy(self, f"{id}KeyPolicy", name=f"SegmentDataLake{id}Key{suffix}", tags=tags,
+                                      policy=policy_documents.render_json("key-use",
+                                                                          key_arn=self.props.bucket.kms_key_arn)))
+        for policy in policies:
+            IamRolePolicyAttachment(self, f"{policy.node.id}Attachment", role=role.name, policy_arn=policy.arn)
+        return policies
 
     def output_values(self) -> dict[str, tuple[object, str]]:
         """What a user enters in each source's Data Lakes settings, and what else the lake exposes, by output name:

@@ -74,8 +74,7 @@ class DataLakeRoles(Construct):
         super().__init__(scope, id)
         self.props = props
         self.account = AwsAccount.of(self, account)
-        arn_parts = {"partition": self.account.partition, "region": self.account.region,
-                     "account_id": self.account.account_id}
+        arn_parts = self.account.arn_parts
         self.databases = list(dict.fromkeys([*glue_databases, REPORTS_DATABASE]))
         self._tags = with_vendor_tag(props.tags)
         self.attachments: list[IamRolePolicyAttachment] = []

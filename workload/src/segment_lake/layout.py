@@ -24,7 +24,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import urlparse
 
-from segment_lake_contract import DATA_PREFIX, STAGE_PREFIX
+from segment_lake_contract import (
+    DATA_PREFIX,
+    DISCARDS_PREFIX,
+    DUPLICATES_FOLDER,
+    REPORTS_PREFIX,
+    STAGE_PREFIX,
+    STATE_PREFIX,
+    TABLES_PREFIX,
+)
 
 from .storage import join
 
@@ -67,12 +75,12 @@ class LakeLayout:
     @property
     def source_roots(self) -> tuple[str, str]:
         """The folders with one folder per source of the lake: its tables', and its state's."""
-        return join(self.lake, DATA, "data"), join(self.lake, DATA, "state")
+        return join(self.lake, TABLES_PREFIX), join(self.lake, STATE_PREFIX)
 
     @property
     def tables(self) -> str:
         """The folder of every table of the source."""
-        return join(self.lake, DATA, "data", self.source_id)
+        return join(self.lake, TABLES_PREFIX, self.source_id)
 
     def table(self, segment_type: str) -> str:
         return join(self.tables, f"{TABLE_FOLDER}{segment_type}")
@@ -83,7 +91,7 @@ class LakeLayout:
 
     @property
     def discards(self) -> str:
-        return join(self.lake, DATA, "discards", self.source_id)
+        return join(self.lake, DISCARDS_PREFIX, self.source_id)
 
     def discards_of_run(self, run_id: str) -> str:
         return join(self.discards, f"run_id={run_id}")
@@ -105,7 +113,7 @@ class LakeLayout:
 
     @property
     def reports(self) -> str:
-        return join(self.lake, DATA, "reports")
+        return join(self.lake, REPORTS_PREFIX)
 
     def deletion_report(self, deletion_id: str) -> str:
         return join(self.lake, DATA, "deletions", self.source_id, f"{deletion_id}.json")
@@ -115,7 +123,7 @@ class LakeLayout:
 
     @property
     def state(self) -> str:
-        return join(self.lake, DATA, "state", self.source_id)
+        return join(self.lake, STATE_PREFIX, self.source_id)
 
     @property
     def state_files(self) -> StateLayout:
@@ -159,7 +167,7 @@ STATE_FILES = {
     "landed": "landed",  # the ids each run landed, a folder per run
     "landed_generations": "landed-compacted",  # the landed ids compaction merged, a folder per generation
     "landed_generation": "landed-compacted.json",  # which generation is current
-    "duplicates": "duplicates",  # the dedup window's record of dropped duplicates
+    "duplicates": DUPLICATES_FOLDER,  # the dedup window's record of dropped duplicates
     "suppressed": "suppressed.json",
     "deletion": "deletion.json",  # an unfinished deletion's journal
     "deletion_stage": "deletion-stage",  # and its rewritten files

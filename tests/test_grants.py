@@ -1,0 +1,60 @@
+"""SegmentDataLake.grant_read and grant_read_write, judged by IAM's evaluation of the policies that
+examples/existing_bucket attaches to its analysts' and data team's roles: what each may read and change, and what
+stays out of reach."""
+import pytest
+from aws_calls import ACCOUNT, REGION
+from iam_evaluator import Request, allowed
+from role_policies import permissions
+
+pytestmark = pytest.mark.constructs
+
+BUCKET = "arn:aws:s3:::acme-segment-data-lake"
+GLUE = f"arn:aws:glue:{REGION}:{ACCOUNT}"
+TABLE = f"{BUCKET}/segment-data/data/Kq8dV1bX2c/segment_type=identify/day=2024-01-02/hr=03/part-x.snappy.parquet"
+
+
+def glue(action: str, database: str, table: str | None = None) -> list[Request]:
+    """A Glue call on a table (or a database) is authorized on the catalog, the database and the table."""
+    resources = [f"{GLUE}:catalog", f"{GLUE}:database/{database}"] + ([f"{GLUE}:table/{database}/{table}"]
+                                                                       if table else [])
+    return [Request(action, resource) for resource in resources]
+
+
+def may(documents, requests) -> bool:
+    return all(allowed(documents, request) for request in requests)
+
+
+def test_a_reader_reads_the_lakes_tables_and_reports_and_nothing_else(synthesized):
+    reader = permissions(synthesized.stacks["existing-bucket"], "acme-lake-analysts")
+    assert may(reader, [Request("s3:GetObject", TABLE),
+                        Request("s3:GetObject", f"{BUCKET}/segment-data/reports/source_id=Kq8dV1bX2c/day=2024-01-02/"
+                                                f"run_id=r1/report.json"),
+                        Request("s3:GetObject", f"{BUCKET}/segment-data/state/Kq8dV1bX2c/duplicates/part-r1-0.parquet"),
+                        Request("s3:GetBucketLocation", BUCKET),
+                        Request("s3:ListBucket", BUCKET, {"s3:prefix": "segment-data/data/Kq8dV1bX2c/segment_type=identify/"})])
+    assert may(reader, glue("glue:GetTable", "acme_web", "identify") + glue("glue:GetPartitions", "acme_web", "identify")
+               + glue("glue:GetTable", "__segment_datalake", "sync_reports"))
+    for denied in ([Request("s3:PutObject", TABLE)], [Request("s3:DeleteObject", TABLE)],
+                   [Request("s3:GetObject", f"{BUCKET}/segment-logs/Kq8dV1bX2c/1704153600000/a.gz")],  # raw events
+                   [Request("s3:GetObject", f"{BUCKET}/segment-data/state/Kq8dV1bX2c/pending.json")],
+                   [Request("s3:ListBucket", BUCKET, {"s3:prefix": "segment-logs/"})],
+                   [Request("s3:ListBucket", BUCKET)],
+                   glue("glue:UpdateTable", "acme_web", "identify"), glue("glue:GetTable", "finance", "salaries")):
+        assert not may(reader, denied), denied
+
+
+def test_a_writer_changes_the_lake_but_not_the_raw_events_the_app_or_other_databases(synthesized):
+    writer = permissions(synthesized.stacks["existing-bucket"], "acme-lake-data-team")
+    assert may(writer, [Request("s3:PutObject", TABLE), Request("s3:DeleteObject", TABLE),
+                        Request("s3:PutObject", f"{BUCKET}/segment-data/state/Kq8dV1bX2c/compaction.json"),
+                        Request("s3:PutObject", f"{BUCKET}/segment-stage/Kq8dV1bX2c/run/x.parquet"),
+                        Request("s3:ListBucket", BUCKET, {"s3:prefix": "segment-data/state/Kq8dV1bX2c/"})])
+    assert may(writer, glue("glue:UpdateTable", "acme_web", "identify")
+               + glue("glue:BatchUpdatePartition", "__segment_datalake", "sync_reports"))
+    for denied in ([Request("s3:PutObject", f"{BUCKET}/segment-logs/Kq8dV1bX2c/1704153600000/a.gz")],
+                   [Request("s3:PutObject", f"{BUCKET}/segment-lake-app/abc/segment-lake-app.zip")],
+                   [Request("s3:PutObject", f"{BUCKET}/segment-lake-replay/lake.json")],
+                   [Request("s3:DeleteBucket", BUCKET)], [Request("s3:PutBucketPolicy", BUCKET)],
+                   glue("glue:CreateDatabase", "finance"), glue("glue:DeleteTable", "acme_web", "identify"),
+                   glue("glue:UpdateTable", "finance", "salaries")):
+        assert not may(writer, denied), denied
