@@ -29,6 +29,7 @@ APPS = {
     "complete": REPO / "examples" / "complete" / "main.py",
     "shared-database": REPO / "examples" / "shared_database" / "main.py",
     "staging-and-prod": REPO / "examples" / "staging_and_prod" / "main.py",
+    "bring-your-own": REPO / "examples" / "bring_your_own" / "main.py",
     # main.py again, where Segment runs the syncs (the only stack with a vendor role)
     "segment-runs": REPO / "main.py",
     # main.py again, governed by Lake Formation

@@ -1,5 +1,5 @@
 """SegmentDataLake.grant_read and grant_read_write, judged by IAM's evaluation of the policies that
-examples/existing_bucket attaches to its analysts' and data team's roles: what each may read and change, and what
+examples/bring_your_own attaches to its analysts' and data team's roles: what each may read and change, and what
 stays out of reach."""
 import pytest
 from aws_calls import ACCOUNT, REGION
@@ -8,7 +8,7 @@ from role_policies import permissions
 
 pytestmark = pytest.mark.constructs
 
-BUCKET = "arn:aws:s3:::acme-segment-data-lake"
+BUCKET = "arn:aws:s3:::acme-platform-data-lake"
 GLUE = f"arn:aws:glue:{REGION}:{ACCOUNT}"
 TABLE = f"{BUCKET}/segment-data/data/Kq8dV1bX2c/segment_type=identify/day=2024-01-02/hr=03/part-x.snappy.parquet"
 
@@ -25,7 +25,7 @@ def may(documents, requests) -> bool:
 
 
 def test_a_reader_reads_the_lakes_tables_and_reports_and_nothing_else(synthesized):
-    reader = permissions(synthesized.stacks["existing-bucket"], "acme-lake-analysts")
+    reader = permissions(synthesized.stacks["bring-your-own"], "acme-lake-analysts")
     assert may(reader, [Request("s3:GetObject", TABLE),
                         Request("s3:GetObject", f"{BUCKET}/segment-data/reports/source_id=Kq8dV1bX2c/day=2024-01-02/"
                                                 f"run_id=r1/report.json"),
@@ -44,7 +44,7 @@ def test_a_reader_reads_the_lakes_tables_and_reports_and_nothing_else(synthesize
 
 
 def test_a_writer_changes_the_lake_but_not_the_raw_events_the_app_or_other_databases(synthesized):
-    writer = permissions(synthesized.stacks["existing-bucket"], "acme-lake-data-team")
+    writer = permissions(synthesized.stacks["bring-your-own"], "acme-lake-data-team")
     assert may(writer, [Request("s3:PutObject", TABLE), Request("s3:DeleteObject", TABLE),
                         Request("s3:PutObject", f"{BUCKET}/segment-data/state/Kq8dV1bX2c/compaction.json"),
                         Request("s3:PutObject", f"{BUCKET}/segment-stage/Kq8dV1bX2c/run/x.parquet"),

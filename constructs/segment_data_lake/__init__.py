@@ -3,12 +3,12 @@
 ``SegmentDataLake`` composes the smaller constructs, each usable alone.
 """
 from .account import AwsAccount
-from .bucket import DataLakeBucket, DataLakeBucketProps
+from .bucket import DataLakeBucket, DataLakeBucketProps, LakeBucketRef
 from .data_lake import DataLakeOutputs, SegmentDataLake, SegmentDataLakeProps
 from .emr import BootstrapAction, DataLakeCluster, EmrClusterProps, ManagedScaling
 from .emr_security import EmrSecurity, EmrSecurityProps
 from .glue import GlueCatalog, GlueCatalogProps
-from .iam import SEGMENT_PRODUCTION_ROLE, DataLakeRoles, DataLakeRolesProps
+from .iam import SEGMENT_PRODUCTION_ROLE, DataLakeRoles, DataLakeRolesProps, ExistingIamResource
 from .replay_cluster import ReplayCluster, ReplayClusterProps
 from .s3_destination import SEGMENT_S3_INTEGRATION_ROLE, SegmentS3Destination, SegmentS3DestinationProps
 from .schedule import SyncSchedules, SyncSchedulesProps
@@ -19,8 +19,8 @@ from .workload import WorkloadDelivery, WorkloadDeliveryProps
 __all__ = [
     "AwsAccount", "BootstrapAction", "DATE_PARTITIONS", "DataLakeBucket", "DataLakeBucketProps", "DataLakeCluster",
     "DataLakeConfigError", "DataLakeOutputs", "DataLakeRoles", "DataLakeRolesProps", "EmrClusterProps", "EmrSecurity",
-    "EmrSecurityProps", "GlueCatalog", "GlueCatalogProps", "ManagedScaling", "ReplayCluster", "ReplayClusterProps",
-    "SEGMENT_PRODUCTION_ROLE", "SEGMENT_S3_INTEGRATION_ROLE", "SegmentDataLake", "SegmentDataLakeProps",
-    "SegmentS3Destination", "SegmentS3DestinationProps", "SegmentSource", "SyncSchedules", "SyncSchedulesProps",
-    "WorkloadDelivery", "WorkloadDeliveryProps",
+    "EmrSecurityProps", "ExistingIamResource", "GlueCatalog", "GlueCatalogProps", "LakeBucketRef", "ManagedScaling",
+    "ReplayCluster", "ReplayClusterProps", "SEGMENT_PRODUCTION_ROLE", "SEGMENT_S3_INTEGRATION_ROLE",
+    "SegmentDataLake", "SegmentDataLakeProps", "SegmentS3Destination", "SegmentS3DestinationProps", "SegmentSource",
+    "SyncSchedules", "SyncSchedulesProps", "WorkloadDelivery", "WorkloadDeliveryProps",
 ]

@@ -90,10 +90,29 @@ class DataLakeBucketProps:
                             "or set create_bucket=True")
 
 
+@dataclass(frozen=True)
+class LakeBucketRef:
+    """A lake bucket this module neither creates nor configures (its lifecycle, encryption and policy are yours):
+    what the other constructs need of it. Make one with :meth:`DataLakeBucket.from_bucket_name`; a
+    :class:`DataLakeBucket` has the same attributes.
+
+    Expire ``segment-stage/`` yourself (a run's files before they are published; a crashed run leaves some there).
+
+    :param bucket_name: the bucket's name.
+    :param bucket_arn: its ARN.
+    :param kms_key_arn: the KMS key it encrypts new objects with (none: SSE-S3); the roles get its use.
+    """
+
+    bucket_name: str
+    bucket_arn: str
+    kms_key_arn: str | None = None
+    policy = None  # not this module's: nothing waits for it
+
+
 class DataLakeBucket(Construct):
     """The lake bucket and its lifecycle rules.
 
-    Attributes: ``bucket_name``, ``bucket_arn`` (``arn:<partition>:s3:::<name>``),
+    Attributes: ``bucket_name``, ``bucket_arn`` (``arn:<partition>:s3:::<name>``), ``kms_key_arn``,
     ``bucket`` (the ``S3Bucket`` when created, else ``None``), ``policy`` (its ``S3BucketPolicy`` when created, else
     ``None``: a service that checks the bucket's policy when it is configured, such as a VPC flow log delivering to
     the bucket, should depend on it), ``lifecycle``.
@@ -102,6 +121,7 @@ class DataLakeBucket(Construct):
     def __init__(self, scope: Construct, id: str, *, props: DataLakeBucketProps, partition: str) -> None:
         super().__init__(scope, id)
         self.props = props
+        self.kms_key_arn = props.kms_key_arn
         self.bucket: S3Bucket | None = None
         self.policy: S3BucketPolicy | None = None
         if props.create_bucket:
@@ -115,6 +135,13 @@ class DataLakeBucket(Construct):
         self.lifecycle = S3BucketLifecycleConfiguration(
             self, "Lifecycle", bucket=self.bucket_name, rule=self._lifecycle_rules(props),
         )
+
+    @staticmethod
+    def from_bucket_name(bucket_name: str, *, partition: str = "aws", kms_key_arn: str | None = None) -> LakeBucketRef:
+        """An existing bucket, brought as it is: :class:`SegmentDataLake` (``bucket=``) creates nothing on it, not
+        even its lifecycle rules. ``partition``: ``aws-cn`` or ``aws-us-gov`` outside the commercial regions."""
+        validation.bucket_name(bucket_name)
+        return LakeBucketRef(bucket_name, f"arn:{partition}:s3:::{bucket_name}", kms_key_arn)
 
     @staticmethod
     def _lifecycle_rules(props: DataLakeBucketProps) -> list[S3BucketLifecycleConfigurationRule]:

@@ -12,7 +12,7 @@ import segment_lake_contract as contract
 from . import policy_documents, validation
 from .account import AwsAccount
 from .aws import IamPolicy, IamRolePolicyAttachment, TerraformOutput
-from .bucket import DataLakeBucket, DataLakeBucketProps
+from .bucket import DataLakeBucket, DataLakeBucketProps, LakeBucketRef
 from .emr import DataLakeCluster, EmrClusterProps
 from .emr_security import EmrSecurity
 from .glue import GlueCatalog, GlueCatalogProps
@@ -31,7 +31,8 @@ SYNC_RUNNERS = ("self", "segment")
 class SegmentDataLakeProps:
     """Props of :class:`SegmentDataLake`.
 
-    :param bucket: the lake bucket (existing by default).
+    :param bucket: the lake bucket: its props (an existing bucket by default, whose lifecycle rules this module
+        manages; or one it creates), or a bucket brought as it is (``DataLakeBucket.from_bucket_name``).
     :param access: external ids, vendor principals, role name suffix.
     :param cluster: the EMR cluster (subnet, sizes, scaling, security).
     :param sources: the Segment sources to sync, each on its own schedule.
@@ -64,7 +65,7 @@ class SegmentDataLakeProps:
     :param tags: tags for every resource; ``vendor=segment`` is always added.
     """
 
-    bucket: DataLakeBucketProps
+    bucket: DataLakeBucketProps | LakeBucketRef
     access: DataLakeRolesProps
     cluster: EmrClusterProps
     sources: Sequence[SegmentSource]
@@ -138,8 +139,8 @@ class SegmentDataLake(Construct):
         self.props = props
         tags = dict(props.tags)
         self.account = AwsAccount(self, "Account")
-        self.bucket = DataLakeBucket(self, "Bucket", props=_with_tags(props.bucket, tags),
-                                     partition=self.account.partition)
+        self.bucket = (props.bucket if isinstance(props.bucket, LakeBucketRef) else
+                       DataLakeBucket(self, "Bucket", props=_with_tags(props.bucket, tags), partition=self.account.partition))
         databases = list(dict.fromkeys(source.database for source in props.sources))
         self.roles = DataLakeRoles(
             self, "Roles", props=_with_tags(replace(props.access, vendor_role=props.sync_runner == "segment"), tags),
@@ -149,10 +150,10 @@ class SegmentDataLake(Construct):
             self.s3_destination = SegmentS3Destination(
                 self, "S3Destination", bucket_arn=self.bucket.bucket_arn, props=SegmentS3DestinationProps(
                     workspace_id=props.workspace, name_suffix=props.access.name_suffix, tags=tags))
-        if props.bucket.kms_key_arn:
-            self.roles.grant_key_use("BucketKey", props.bucket.kms_key_arn)
+        if self.bucket.kms_key_arn:
+            self.roles.grant_key_use("BucketKey", self.bucket.kms_key_arn)
             if self.s3_destination:
-                self.s3_destination.grant_key_use(props.bucket.kms_key_arn)
+                self.s3_destination.grant_key_use(self.bucket.kms_key_arn)
         cluster_props = _with_tags(props.cluster, tags)
         # Created here, not by the cluster, so that its key and groups keep the addresses they always had.
         self.security = EmrSecurity(self, "Security", props=cluster_props.security_props(), account=self.account)
@@ -171,7 +172,7 @@ class SegmentDataLake(Construct):
                     self, "Replay", props=props.replay_cluster, cluster=self.cluster, roles=self.roles,
                     workload=self.workload, sources=props.sources, bucket_name=self.bucket.bucket_name,
                     bucket_arn=self.bucket.bucket_arn, workspace_id=props.workspace,
-                    bucket_kms_key_arn=props.bucket.kms_key_arn, account=self.account)
+                    bucket_kms_key_arn=self.bucket.kms_key_arn, account=self.account)
         self.catalog = GlueCatalog(self, "Glue", props=props.catalog_props(), bucket_arn=self.bucket.bucket_arn,
                                    account=self.account)
         if props.lake_formation:
@@ -207,10 +208,9 @@ class SegmentDataLake(Construct):
             template, bucket_arn=self.bucket.bucket_arn, list_prefixes=[f"{folder}*" for folder in folders],
             glue_resources=glue_arns(self.account.arn_parts, self.roles.databases), **values)
         policies = [IamPolicy(self, f"{id}Policy", name=f"SegmentDataLake{id}{suffix}", policy=document, tags=tags)]
-        if self.props.bucket.kms_key_arn:
+        if self.bucket.kms_key_arn:
             policies.append(IamPolicy(self, f"{id}KeyPolicy", name=f"SegmentDataLake{id}Key{suffix}", tags=tags,
-                                      policy=policy_documents.render_json("key-use",
-                                                                          key_arn=self.props.bucket.kms_key_arn)))
+                                      policy=policy_documents.render_json("key-use", key_arn=self.bucket.kms_key_arn)))
         for policy in policies:
             IamRolePolicyAttachment(self, f"{policy.node.id}Attachment", role=role.name, policy_arn=policy.arn)
         return policies

@@ -28,6 +28,13 @@ class DataLakeRolesProps:
     :param name_suffix: appended to every role and policy name, e.g. ``-prod``.
     :param vendor_role: create the role Segment assumes to run syncs (only where Segment runs them:
         :class:`SegmentDataLake` sets it from ``sync_runner``).
+    :param emr_service_role_name: bring the EMR service role (a role of this account, without a path): none is
+        created, and the lake's policies (``AmazonEMRServicePolicy_v2``, passing the instance role) are attached to
+        it. Default: created.
+    :param emr_instance_role_name: bring the role of the EMR nodes: none is created, and the nodes' policy is
+        attached to it. Default: created.
+    :param emr_instance_profile_name: bring the instance profile of the EMR nodes, which must hold
+        ``emr_instance_role_name``. Default: created (for the brought role, if one is).
     :param tags: tags for every role; ``vendor=segment`` is always added.
     """
 
@@ -35,6 +42,9 @@ class DataLakeRolesProps:
     vendor_principals: Sequence[str] = (SEGMENT_PRODUCTION_ROLE,)
     name_suffix: str = ""
     vendor_role: bool = False
+    emr_service_role_name: str | None = None
+    emr_instance_role_name: str | None = None
+    emr_instance_profile_name: str | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -42,6 +52,26 @@ class DataLakeRolesProps:
         validation.principal_arns(self.vendor_principals, "vendor_principals")
         validation.name_suffix(self.name_suffix)
         validation.tags(self.tags)
+        for name, value in (("emr_service_role_name", self.emr_service_role_name),
+                            ("emr_instance_role_name", self.emr_instance_role_name),
+                            ("emr_instance_profile_name", self.emr_instance_profile_name)):
+            if value is not None:
+                validation.iam_name(value, name)
+        if self.emr_instance_profile_name and not self.emr_instance_role_name:
+            validation.fail(f"emr_instance_profile_name {self.emr_instance_profile_name!r} is brought without its role: "
+                            f"set emr_instance_role_name to the role the profile holds")
+
+
+@dataclass(frozen=True)
+class ExistingIamResource:
+    """A role or an instance profile made outside this module: all the lake needs of it.
+
+    :param name: its name.
+    :param arn: its ARN.
+    """
+
+    name: str
+    arn: str
 
 
 def object_arns(bucket_arn: str, prefixes: Sequence[str]) -> list[str]:
@@ -63,10 +93,11 @@ class DataLakeRoles(Construct):
     ``logs/``; Glue only in ``glue_databases`` and the sync reports' database (and read ``default``, which
     Spark's and Hive's metastore client looks up). Managed scaling needs no autoscaling role.
 
-    Attributes: ``emr_service_role``, ``emr_instance_role``, ``emr_instance_profile``, ``vendor_role`` (or
-    ``None``), their ``*_policy``, ``databases`` (those the roles may change), and ``attachments`` (every policy
-    attachment: a cluster must wait for them, or it starts without its permissions).
-    :meth:`grant_key_use` lets the nodes and the vendor read and write with a KMS key.
+    Attributes: ``emr_service_role``, ``emr_instance_role``, ``emr_instance_profile`` (each created, or an
+    :class:`ExistingIamResource` when brought), ``vendor_role`` (or ``None``), their ``*_policy``, ``databases``
+    (those the roles may change), and ``attachments`` (every policy attachment: a cluster must wait for them, or it
+    starts without its permissions). :meth:`grant_key_use` lets the nodes and the vendor read and write with a KMS
+    key.
     """
 
     def __init__(self, scope: Construct, id: str, *, props: DataLakeRolesProps, bucket_arn: str,
@@ -79,19 +110,21 @@ class DataLakeRoles(Construct):
         self._tags = with_vendor_tag(props.tags)
         self.attachments: list[IamRolePolicyAttachment] = []
 
-        self.emr_service_role = self._role("EmrServiceRole", "SegmentEMRServiceRole", "emr-service-trust", arn_parts,
-                                           "Used by Amazon EMR to run the data lake cluster")
+        self.emr_service_role = (self._existing("role", props.emr_service_role_name) if props.emr_service_role_name
+                                 else self._role("EmrServiceRole", "SegmentEMRServiceRole", "emr-service-trust",
+                                                 arn_parts, "Used by Amazon EMR to run the data lake cluster"))
         self.attachments.append(IamRolePolicyAttachment(
             self, "EmrServiceManagedPolicy", role=self.emr_service_role.name,
             policy_arn=f"arn:{self.account.partition}:iam::aws:policy/service-role/AmazonEMRServicePolicy_v2",
         ))
 
-        self.emr_instance_role = self._role("EmrInstanceRole", "SegmentEMRInstanceProfileRole", "emr-instance-trust",
-                                            {}, "Assumed by the data lake cluster's nodes")
-        self.emr_instance_profile = IamInstanceProfile(
-            self, "EmrInstanceProfile", name=f"SegmentEMRInstanceProfile{props.name_suffix}",
-            role=self.emr_instance_role.name, tags=self._tags,
-        )
+        self.emr_instance_role = (self._existing("role", props.emr_instance_role_name) if props.emr_instance_role_name
+                                  else self._role("EmrInstanceRole", "SegmentEMRInstanceProfileRole",
+                                                  "emr-instance-trust", {}, "Assumed by the data lake cluster's nodes"))
+        self.emr_instance_profile = (
+            self._existing("instance-profile", props.emr_instance_profile_name) if props.emr_instance_profile_name
+            else IamInstanceProfile(self, "EmrInstanceProfile", name=f"SegmentEMRInstanceProfile{props.name_suffix}",
+                                    role=self.emr_instance_role.name, tags=self._tags))
         self.emr_instance_policy = self._attach(
             self.emr_instance_role, "EmrInstancePolicy", "SegmentEMRInstanceProfilePolicy", "emr-instance-permissions",
             dict(bucket_arn=bucket_arn,
@@ -130,10 +163,14 @@ class DataLakeRoles(Construct):
         cluster's key, or the bucket's default key): without it they cannot read or write the lake."""
         policy = IamPolicy(self, f"{id}Policy", name=f"SegmentDataLake{id}Policy{self.props.name_suffix}",
                            policy=policy_documents.render_json("key-use", key_arn=key_arn), tags=self._tags)
-        for role in filter(None, (self.emr_instance_role, self.vendor_role)):
-            self.attachments.append(IamRolePolicyAttachment(self, f"{id}-{role.node.id}", role=role.name,
-                                                            policy_arn=policy.arn))
+        for role_id, role in (("EmrInstanceRole", self.emr_instance_role), ("VendorRole", self.vendor_role)):
+            if role is not None:
+                self.attachments.append(IamRolePolicyAttachment(self, f"{id}-{role_id}", role=role.name,
+                                                                policy_arn=policy.arn))
         return policy
+
+    def _existing(self, kind: str, name: str) -> ExistingIamResource:
+        return ExistingIamResource(name, f"arn:{self.account.partition}:iam::{self.account.account_id}:{kind}/{name}")
 
     def _role(self, id: str, name: str, trust: str, values: dict, description: str) -> IamRole:
         return IamRole(self, id, name=f"{name}{self.props.name_suffix}", description=description,

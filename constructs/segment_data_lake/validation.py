@@ -95,6 +95,11 @@ def name_suffix(suffix: str) -> str:
                    "use up to 20 letters, digits or +=,.@-_ (for example '-prod')")
 
 
+def iam_name(name: str, what: str) -> str:
+    """A role's or instance profile's name, without a path."""
+    return matches(name, r"[\w+=,.@-]{1,64}", what, "use the name (up to 64 letters, digits or +=,.@-_), not an ARN or a path")
+
+
 _RELEASE_LABEL = re.compile(r"^emr-(\d+)\.(\d+)\.(\d+)$")
 
 

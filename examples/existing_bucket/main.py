@@ -1,7 +1,4 @@
-"""The common case: an existing bucket and an existing subnet, one source; analysts read the lake and a data team
-runs its commands (``grant_read``, ``grant_read_write``)."""
-import json
-
+"""The common case: an existing bucket and an existing subnet, one source."""
 from cdktf import App, LocalBackend, TerraformStack
 from constructs import Construct
 
@@ -14,17 +11,9 @@ from segment_data_lake import (
     SegmentDataLakeProps,
     SegmentSource,
 )
-from segment_data_lake.aws import AwsProvider, DataAwsCallerIdentity, IamRole
+from segment_data_lake.aws import AwsProvider
 
 STACK_NAME = "existing-bucket"
-
-
-def sso_trust(account_id: str) -> str:
-    """A role that people sign in to through the company's identity provider (SAML)."""
-    return json.dumps({"Version": "2012-10-17", "Statement": [{
-        "Effect": "Allow", "Action": "sts:AssumeRoleWithSAML",
-        "Principal": {"Federated": f"arn:aws:iam::{account_id}:saml-provider/acme-sso"},
-        "Condition": {"StringEquals": {"SAML:aud": "https://signin.aws.amazon.com/saml"}}}]})
 
 
 class ExistingBucketStack(TerraformStack):
@@ -41,12 +30,6 @@ class ExistingBucketStack(TerraformStack):
             tags={"team": "data"},
         ))
         DataLakeOutputs(self, "Outputs", lakes=[self.lake])  # what to enter in Segment's settings
-        # the analysts' role reads the lake (Athena, Spark); the data team's runs compact and delete-users from outside
-        account_id = DataAwsCallerIdentity(self, "Caller").account_id
-        self.analysts = IamRole(self, "Analysts", name="acme-lake-analysts", assume_role_policy=sso_trust(account_id))
-        self.lake.grant_read("Analysts", self.analysts)
-        self.data_team = IamRole(self, "DataTeam", name="acme-lake-data-team", assume_role_policy=sso_trust(account_id))
-        self.lake.grant_read_write("DataTeam", self.data_team)
 
 
 def build(app: App) -> TerraformStack:
