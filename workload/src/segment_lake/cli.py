@@ -328,7 +328,7 @@ def _lake_session(args: argparse.Namespace, name: str, source_id: str | None = N
     from .settings import LakeSettings
 
     settings = LakeSettings(args.lake, source_id)
-    settings.require_lake()
+    settings.require_lake(args.lake)
     return build_session(name, settings.lake_uri, local_catalog=False, verbose=args.verbose), settings
 
 
@@ -406,7 +406,7 @@ def run_compact(args: argparse.Namespace) -> int:
                               f"pass 0 or more hours and 1 or more MB")
     settings = SourceSettings(args.lake, args.source_id, source_slug=args.source_slug, glue_database=args.glue_database,
                               table_prefix=args.table_prefix, date_partition=args.date_partition, catalog=args.catalog)
-    settings.require_lake()
+    settings.require_lake(args.lake)
     spark = build_session(f"segment-lake compact {settings.source_id}", settings.lake_uri,
                           local_catalog=settings.catalog == "local", verbose=args.verbose)
     catalog = _catalog(spark, settings, args)

@@ -88,8 +88,7 @@ def observe(events: DataFrame) -> Observed:
     """Observed over every event of the run, in one pass (``jvm/ObserveColumns.java``)."""
     spark = events.sparkSession
     load_class(spark, "ObserveColumns")
-    found = json.loads(spark.sparkContext._jvm.segmentlake.ObserveColumns.observe(
-        events.select("table", "_message_id", "_received_at", "fields", "partition")._jdf))
+    found = json.loads(spark.sparkContext._jvm.segmentlake.ObserveColumns.observe(events._jdf))  # columns by name
     columns: dict[str, list] = {}
     for table, column, kinds, received_at, message_id, position in found["columns"]:
         columns.setdefault(table, []).append((column, set(kinds), (received_at, message_id, position)))

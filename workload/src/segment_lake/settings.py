@@ -49,11 +49,12 @@ class LakeSettings:
             _check(self.source_id, SOURCE_ID)
         object.__setattr__(self, "lake_uri", _uri(self.lake_uri, "--lake"))
 
-    def require_lake(self) -> None:
-        """Refuses a local lake folder that does not exist (a command would otherwise create an empty one)."""
+    def require_lake(self, given: str) -> None:
+        """Refuses a local lake folder that does not exist (a command would otherwise create an empty one), naming it
+        as the user ``given`` it."""
         path = urlparse(self.lake_uri).path if self.lake_uri.startswith("file:") else None
         if path is not None and not os.path.isdir(path):
-            raise InvalidSettings(f"no lake at {self.lake_uri!r}: pass the --lake the syncs write to")
+            raise InvalidSettings(f"no lake at {given!r}: pass the --lake the syncs write to")
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,16 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.unsafe.types.UTF8String;
 
 public class ObserveColumns implements FlatMapFunction {
-    // The input row: table, messageId, receivedAt, fields, partition.
-    static final int TABLE = 0, MESSAGE_ID = 1, RECEIVED_AT = 2, FIELDS = 3, PARTITION = 4;
+    // Where the event row (ParseLines.SCHEMA) has the columns this reads, found by name
+    final int table, messageId, receivedAt, fieldsAt, partition;
+
+    ObserveColumns(org.apache.spark.sql.types.StructType row) {
+        table = row.fieldIndex("table");
+        messageId = row.fieldIndex("_message_id");
+        receivedAt = row.fieldIndex("_received_at");
+        fieldsAt = row.fieldIndex("fields");
+        partition = row.fieldIndex("partition");
+    }
 
     /** What one (table, column) looked like over some rows. */
     static final class Seen {
@@ -73,7 +81,7 @@ public class ObserveColumns implements FlatMapFunction {
     /** {"columns": [[table, column, kinds, receivedAt micros, messageId, position]], "partitions":
      *  [[table, partition]]} over ``events`` (table, _message_id, _received_at, fields, partition), as JSON. */
     public static String observe(Dataset events) throws java.io.IOException {
-        List partials = events.queryExecution().toRdd().toJavaRDD().mapPartitions(new ObserveColumns()).collect();
+        List partials = events.queryExecution().toRdd().toJavaRDD().mapPartitions(new ObserveColumns(events.schema())).collect();
         Map merged = new HashMap();
         Set partitions = new HashSet();
         for (int i = 0; i < partials.size(); i++) {
@@ -105,7 +113,7 @@ public class ObserveColumns implements FlatMapFunction {
         Map partitions = new HashMap();  // table -> partition paths
         while (rows.hasNext()) {
             InternalRow row = (InternalRow) rows.next();
-            String table = row.getUTF8String(TABLE).toString();
+            String table = row.getUTF8String(this.table).toString();
             Map columns = (Map) seen.get(table);
             if (columns == null) {
                 columns = new HashMap();
@@ -113,15 +121,15 @@ public class ObserveColumns implements FlatMapFunction {
                 partitions.put(table, new HashSet());
             }
             Set paths = (Set) partitions.get(table);
-            UTF8String path = row.getUTF8String(PARTITION);
+            UTF8String path = row.getUTF8String(this.partition);
             if (!paths.contains(path)) paths.add(path.clone());
-            long receivedAt = row.getLong(RECEIVED_AT);
+            long receivedAt = row.getLong(this.receivedAt);
             String messageId = null;
-            FieldCodec.Reader fields = new FieldCodec.Reader(row.getBinary(FIELDS));
+            FieldCodec.Reader fields = new FieldCodec.Reader(row.getBinary(this.fieldsAt));
             for (int position = 0; fields.next(); position++) {
                 Object column = fields.column();
                 Seen known = (Seen) columns.get(column);
-                if (messageId == null) messageId = row.getUTF8String(MESSAGE_ID).toString();
+                if (messageId == null) messageId = row.getUTF8String(this.messageId).toString();
                 if (known == null) {
                     known = new Seen(table, column.toString(), receivedAt, messageId, position);
                     columns.put(((org.apache.spark.unsafe.types.UTF8String) column).clone(), known);

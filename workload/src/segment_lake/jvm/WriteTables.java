@@ -40,14 +40,13 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 
 public class WriteTables implements FlatMapFunction {
-    // The input row: table, partition path (day=.../hr=...), messageId, receivedAt, fields, parse discards.
-    static final int TABLE = 0, PARTITION = 1, MESSAGE_ID = 2, RECEIVED_AT = 3, FIELDS = 4, DISCARDS = 5;
+    // How a value is cast: one code per column type (the types are Spark's DDL names, column_types.py)
     static final int STRING = 0, BIGINT = 1, DECIMAL = 2, BOOLEAN = 3, TIMESTAMP = 4;
-    static final String[] TYPE_NAMES = {"string", "bigint", "decimal(38,6)", "boolean", "timestamp"};
-    static final StructType DISCARDS_SCHEMA = StructType.fromDDL(
-        "table_name string, column_name string, message_id string, received_at timestamp, value string, reason string");
     static final StructType LANDED_SCHEMA = StructType.fromDDL("message_id string, received_at timestamp");
 
+    final EventColumns in;  // where the event row (ParseLines.SCHEMA) has each column this reads
+    final StructType discardsSchema;  // a discarded value's record (write.DISCARD_COLUMNS)
+    final int[] discardsAt;  // where each of its columns goes: table, column, messageId, receivedAt, value, reason
     final Map columns;  // table -> list of [column, type name] in table order
     final Map settings;  // Hadoop and Parquet settings, prepared on the driver
     final String stage;
@@ -55,7 +54,13 @@ public class WriteTables implements FlatMapFunction {
     final long maxRecordsPerFile;
     final int maxColumns;
 
-    WriteTables(Map columns, Map settings, String stage, Set reserved, long maxRecordsPerFile, int maxColumns) {
+    WriteTables(StructType rows, StructType discardsSchema, Map columns, Map settings, String stage, Set reserved,
+                long maxRecordsPerFile, int maxColumns) {
+        this.in = new EventColumns(rows);
+        this.discardsSchema = discardsSchema;
+        String[] names = {"table_name", "column_name", "message_id", "received_at", "value", "reason"};
+        this.discardsAt = new int[names.length];
+        for (int i = 0; i < names.length; i++) discardsAt[i] = discardsSchema.fieldIndex(names[i]);
         this.columns = columns;
         this.settings = settings;
         this.stage = stage;
@@ -68,14 +73,16 @@ public class WriteTables implements FlatMapFunction {
      *  ``columnsJson`` maps each table to its [name, type] pairs; ``reservedJson`` lists the partition
      *  keys; ``parquetJson`` adds Parquet settings. Returns the files written, one per line. */
     public static String write(SparkSession spark, Dataset rows, String columnsJson, String stage, String reservedJson,
-                               long maxRecordsPerFile, int maxColumns, String parquetJson) throws java.io.IOException {
+                               long maxRecordsPerFile, int maxColumns, String parquetJson, String discardsDdl)
+            throws java.io.IOException {
+        StructType discardsSchema = StructType.fromDDL(discardsDdl);
         ObjectMapper json = new ObjectMapper();
         Map columns = (Map) json.readValue(columnsJson, Map.class);
         List reservedColumns = (List) json.readValue(reservedJson, List.class);
         Job job = Job.getInstance(spark.sessionState().newHadoopConf());
         // Spark's own set-up of a Parquet write (codec, timestamp type, write support), as for df.write
         new ParquetFileFormat().prepareWrite(spark, job, scala.collection.immutable.Map$.MODULE$.empty(),
-                                             DISCARDS_SCHEMA);
+                                             discardsSchema);
         Map settings = new HashMap();
         Iterator entries = job.getConfiguration().iterator();
         while (entries.hasNext()) {
@@ -85,7 +92,8 @@ public class WriteTables implements FlatMapFunction {
         settings.putAll((Map) json.readValue(parquetJson, Map.class));
         Set reserved = new HashSet();
         for (int i = 0; i < reservedColumns.size(); i++) reserved.add(UTF8String.fromString((String) reservedColumns.get(i)));
-        WriteTables task = new WriteTables(columns, settings, stage, reserved, maxRecordsPerFile, maxColumns);
+        WriteTables task = new WriteTables(rows.schema(), discardsSchema, columns, settings, stage, reserved,
+                                           maxRecordsPerFile, maxColumns);
         // A job outside Spark SQL's own execution does not carry the session's SQL settings to its
         // tasks (the Parquet writer reads them there): pass them as local properties, as Spark SQL does.
         org.apache.spark.SparkContext context = spark.sparkContext();
@@ -205,7 +213,7 @@ public class WriteTables implements FlatMapFunction {
         }
 
         void write(InternalRow row) {
-            UTF8String rowTable = row.getUTF8String(TABLE), rowPartition = row.getUTF8String(PARTITION);
+            UTF8String rowTable = row.getUTF8String(in.table), rowPartition = row.getUTF8String(in.partition);
             if (data == null || !rowTable.equals(table) || !rowPartition.equals(partition) || data.rows >= maxRecordsPerFile) {
                 if (data != null) written.add(data.close());
                 data = null;
@@ -217,12 +225,12 @@ public class WriteTables implements FlatMapFunction {
                                   current.schema, hadoop, partitionId, attempt);
             }
             Object[] values = new Object[current.types.length];
-            ArrayData parsed = row.getArray(DISCARDS);
+            ArrayData parsed = row.getArray(in.discards);
             for (int i = 0; i < parsed.numElements(); i++) {
                 InternalRow discard = parsed.getStruct(i, 3);
                 discard(row, discard.getUTF8String(0), discard.getUTF8String(1), discard.getUTF8String(2));
             }
-            FieldCodec.Reader fields = new FieldCodec.Reader(row.getBinary(FIELDS));
+            FieldCodec.Reader fields = new FieldCodec.Reader(row.getBinary(in.fields));
             while (fields.next()) {
                 if (fields.kind == FieldCodec.NULL) continue;
                 UTF8String column = fields.column();
@@ -239,7 +247,8 @@ public class WriteTables implements FlatMapFunction {
                     Object value = cast(fields, type);
                     if (value == null) {
                         discard(row, column, fields.original(), UTF8String.fromString(
-                            "cannot be stored in a " + TYPE_NAMES[type] + " column without loss"));
+                            "cannot be stored in a " + current.schema.fields()[position.intValue()].dataType().simpleString()
+                            + " column without loss"));
                     }
                     values[position.intValue()] = value;
                 }
@@ -249,20 +258,23 @@ public class WriteTables implements FlatMapFunction {
                 landed = new Output("landed", null, null, stage + "/landed/" + prefix + (files++) + ".snappy.parquet",
                                     LANDED_SCHEMA, hadoop, partitionId, attempt);
             }
-            landed.write(new GenericInternalRow(new Object[] {row.getUTF8String(MESSAGE_ID), receivedAt(row)}));
+            landed.write(new GenericInternalRow(new Object[] {row.getUTF8String(in.messageId), receivedAt(row)}));
         }
 
         Object receivedAt(InternalRow row) {
-            return row.isNullAt(RECEIVED_AT) ? null : Long.valueOf(row.getLong(RECEIVED_AT));
+            return row.isNullAt(in.receivedAt) ? null : Long.valueOf(row.getLong(in.receivedAt));
         }
 
         void discard(InternalRow row, UTF8String column, UTF8String value, UTF8String reason) {
             if (discards == null) {
                 discards = new Output("discards", null, null, stage + "/discards/" + prefix + (files++) + ".snappy.parquet",
-                                      DISCARDS_SCHEMA, hadoop, partitionId, attempt);
+                                      discardsSchema, hadoop, partitionId, attempt);
             }
-            discards.write(new GenericInternalRow(new Object[] {
-                UTF8String.fromString(current.name), column, row.getUTF8String(MESSAGE_ID), receivedAt(row), value, reason}));
+            Object[] record = new Object[discardsAt.length];
+            Object[] values = {UTF8String.fromString(current.name), column, row.getUTF8String(in.messageId), receivedAt(row),
+                               value, reason};
+            for (int i = 0; i < values.length; i++) record[discardsAt[i]] = values[i];
+            discards.write(new GenericInternalRow(record));
         }
 
         Table table(String name) {
@@ -292,8 +304,27 @@ public class WriteTables implements FlatMapFunction {
     }
 
     static int typeCode(String type) {
-        for (int i = 0; i < TYPE_NAMES.length; i++) if (TYPE_NAMES[i].equals(type)) return i;
+        DataType parsed = DataType.fromDDL(type);
+        if (parsed instanceof org.apache.spark.sql.types.StringType) return STRING;
+        if (parsed instanceof org.apache.spark.sql.types.LongType) return BIGINT;
+        if (parsed instanceof org.apache.spark.sql.types.DecimalType) return DECIMAL;
+        if (parsed instanceof org.apache.spark.sql.types.BooleanType) return BOOLEAN;
+        if (parsed instanceof org.apache.spark.sql.types.TimestampType) return TIMESTAMP;
         throw new IllegalArgumentException("unsupported column type " + type);
+    }
+
+    /** Where an event row has the columns the writer reads, by their names in ParseLines.SCHEMA. */
+    static final class EventColumns implements java.io.Serializable {
+        final int table, partition, messageId, receivedAt, fields, discards;
+
+        EventColumns(StructType row) {
+            table = row.fieldIndex("table");
+            partition = row.fieldIndex("partition");
+            messageId = row.fieldIndex("_message_id");
+            receivedAt = row.fieldIndex("_received_at");
+            fields = row.fieldIndex("fields");
+            discards = row.fieldIndex("discards");
+        }
     }
 
     /** The current field of ``fields`` as ``type``, or null when that loses information. */
