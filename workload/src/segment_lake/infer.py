@@ -88,7 +88,8 @@ def observe(events: DataFrame) -> Observed:
     """Observed over every event of the run, in one pass (``jvm/ObserveColumns.java``)."""
     spark = events.sparkSession
     load_class(spark, "ObserveColumns")
-    found = json.loads(spark.sparkContext._jvm.segmentlake.ObserveColumns.observe(events._jdf))  # columns by name
+    observer = spark.sparkContext._jvm.segmentlake.ObserveColumns
+    found = json.loads(observer.observe(events.select(*observer.READS)._jdf))  # the columns it reads, by name
     columns: dict[str, list] = {}
     for table, column, kinds, received_at, message_id, position in found["columns"]:
         columns.setdefault(table, []).append((column, set(kinds), (received_at, message_id, position)))

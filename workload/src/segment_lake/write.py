@@ -50,9 +50,10 @@ def write_tables(events: DataFrame, columns: dict[str, list[tuple[str, str]]], k
     cannot hold without loss, or of a column a table at its limit of ``max_columns`` could not take, go to discards
     files; each task writes a landed file of its data rows."""
     spark = events.sparkSession
-    rows = events.sortWithinPartitions("table", "partition")  # the writer finds its columns by name
     load_class(spark, "WriteTables")
-    listing = spark.sparkContext._jvm.segmentlake.WriteTables.write(
+    writer = spark.sparkContext._jvm.segmentlake.WriteTables
+    rows = events.select(*writer.READS).sortWithinPartitions("table", "partition")  # the columns it reads, by name
+    listing = writer.write(
         spark._jsparkSession, rows._jdf, json.dumps({t: [list(c) for c in cols] for t, cols in columns.items()}),
         stage_uri, json.dumps(keys), max_records_per_file, max_columns, json.dumps(PARQUET_SETTINGS),
         ", ".join(f"{name} {column_type}" for name, column_type in DISCARD_COLUMNS))

@@ -19,15 +19,16 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.unsafe.types.UTF8String;
 
 public class ObserveColumns implements FlatMapFunction {
-    // Where the event row (ParseLines.SCHEMA) has the columns this reads, found by name
+    // The event row's columns this reads (names of ParseLines.SCHEMA; infer.py selects them), and where a row has them
+    public static final String[] READS = {"table", "_message_id", "_received_at", "fields", "partition"};
     final int table, messageId, receivedAt, fieldsAt, partition;
 
     ObserveColumns(org.apache.spark.sql.types.StructType row) {
-        table = row.fieldIndex("table");
-        messageId = row.fieldIndex("_message_id");
-        receivedAt = row.fieldIndex("_received_at");
-        fieldsAt = row.fieldIndex("fields");
-        partition = row.fieldIndex("partition");
+        table = row.fieldIndex(READS[0]);
+        messageId = row.fieldIndex(READS[1]);
+        receivedAt = row.fieldIndex(READS[2]);
+        fieldsAt = row.fieldIndex(READS[3]);
+        partition = row.fieldIndex(READS[4]);
     }
 
     /** What one (table, column) looked like over some rows. */

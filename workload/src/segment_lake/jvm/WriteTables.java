@@ -313,17 +313,20 @@ public class WriteTables implements FlatMapFunction {
         throw new IllegalArgumentException("unsupported column type " + type);
     }
 
-    /** Where an event row has the columns the writer reads, by their names in ParseLines.SCHEMA. */
+    /** The event row's columns the writer reads (names of ParseLines.SCHEMA; write.py selects them, so the sort
+     *  before the write moves no others), and where a row has them. */
+    public static final String[] READS = {"table", "partition", "_message_id", "_received_at", "fields", "discards"};
+
     static final class EventColumns implements java.io.Serializable {
         final int table, partition, messageId, receivedAt, fields, discards;
 
         EventColumns(StructType row) {
-            table = row.fieldIndex("table");
-            partition = row.fieldIndex("partition");
-            messageId = row.fieldIndex("_message_id");
-            receivedAt = row.fieldIndex("_received_at");
-            fields = row.fieldIndex("fields");
-            discards = row.fieldIndex("discards");
+            table = row.fieldIndex(READS[0]);
+            partition = row.fieldIndex(READS[1]);
+            messageId = row.fieldIndex(READS[2]);
+            receivedAt = row.fieldIndex(READS[3]);
+            fields = row.fieldIndex(READS[4]);
+            discards = row.fieldIndex(READS[5]);
         }
     }
 
