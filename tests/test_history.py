@@ -112,3 +112,8 @@ def test_move_reports_files_older_reports_as_the_tables_keys(spark, tmp_path):
     assert storage.exists(f"{reports}/source_id=s0/day=2024-02-01/run_id=20240201T000000Z-0000/report.json")
     assert [s.source_id for s in read_history(spark, storage, reports)] == ["s0", "s1"]
     assert move_old_reports(storage, reports) == 0
+    # the command: on a lake of any source (it takes no --source-id), and refusing one that is not there
+    from segment_lake import cli
+
+    assert cli.main(["move-reports", "--lake", str(tmp_path)]) == 0
+    assert cli.main(["move-reports", "--lake", str(tmp_path / "nowhere")]) == 1

@@ -236,6 +236,9 @@ def test_outputs_need_a_lake_and_a_name_of_its_own_for_each():
     second = SegmentDataLake(stack, "Prod_Lake", props=props(s3_destination=False))
     with pytest.raises(DataLakeConfigError, match=r"lakes \['prod-lake', 'Prod_Lake'\] give their outputs the same names"):
         DataLakeOutputs(stack, "Clash", lakes=[first, second])
+    DataLakeOutputs(stack, "First", lakes=[first])
+    with pytest.raises(DataLakeConfigError, match=r"outputs/First already names outputs .*pass every lake of the stack"):
+        DataLakeOutputs(stack, "Second", lakes=[second])
 
 
 def test_a_step_script_terraform_would_misread_is_refused(tmp_path):

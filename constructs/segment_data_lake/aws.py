@@ -2,8 +2,8 @@
 from their community fork CDK Terrain (cdktn and cdktn-provider-aws), whose classes have the same names.
 
 Which one: ``SEGMENT_LAKE_CDK=cdktf|cdktn`` if set; else the one the app already imported (``from cdktn import App``
-before importing these constructs); else cdktf when installed, otherwise cdktn. Importing cdktf's provider loads
-all of its submodules (about 20 s); cdktn's loads them lazily.
+before importing these constructs; both imported is refused); else cdktf when installed, otherwise cdktn. Importing
+cdktf's provider loads all of its submodules (about 20 s); cdktn's loads them lazily.
 """
 import importlib
 import importlib.util
@@ -20,7 +20,10 @@ def _chosen() -> str:
             raise ImportError(f"SEGMENT_LAKE_CDK={chosen!r}: use cdktf or cdktn")
         return chosen
     imported = [cdk for cdk in CDKS if cdk in sys.modules]
-    if len(imported) == 1:
+    if len(imported) == 2:
+        raise ImportError("both cdktf and cdktn are imported: set SEGMENT_LAKE_CDK=cdktf or cdktn to the one your app "
+                          "builds its stacks with")
+    if imported:
         return imported[0]
     return "cdktf" if importlib.util.find_spec("cdktf") else "cdktn"
 

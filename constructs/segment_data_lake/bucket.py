@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from constructs import Construct
 
@@ -99,14 +99,18 @@ class LakeBucketRef:
     Expire ``segment-stage/`` yourself (a run's files before they are published; a crashed run leaves some there).
 
     :param bucket_name: the bucket's name.
-    :param bucket_arn: its ARN.
+    :param bucket_arn: its ARN (none: in the partition of the stack's provider, filled in by the lake).
     :param kms_key_arn: the KMS key it encrypts new objects with (none: SSE-S3); the roles get its use.
     """
 
     bucket_name: str
-    bucket_arn: str
+    bucket_arn: str | None = None
     kms_key_arn: str | None = None
     policy = None  # not this module's: nothing waits for it
+
+    def in_partition(self, partition: str) -> LakeBucketRef:
+        """This bucket with its ARN, in ``partition`` unless it has one."""
+        return self if self.bucket_arn else replace(self, bucket_arn=f"arn:{partition}:s3:::{self.bucket_name}")
 
 
 class DataLakeBucket(Construct):
@@ -137,11 +141,13 @@ class DataLakeBucket(Construct):
         )
 
     @staticmethod
-    def from_bucket_name(bucket_name: str, *, partition: str = "aws", kms_key_arn: str | None = None) -> LakeBucketRef:
-        """An existing bucket, brought as it is: :class:`SegmentDataLake` (``bucket=``) creates nothing on it, not
-        even its lifecycle rules. ``partition``: ``aws-cn`` or ``aws-us-gov`` outside the commercial regions."""
+    def from_bucket_name(bucket_name: str, *, partition: str | None = None,
+                         kms_key_arn: str | None = None) -> LakeBucketRef:
+        """An existing bucket, brought as it is: :class:`SegmentDataLake` (``bucket=``) configures nothing on it, not
+        even its lifecycle rules (it still writes the app's releases and the replay templates into it).
+        ``partition``: the ARN's (default: the stack provider's)."""
         validation.bucket_name(bucket_name)
-        return LakeBucketRef(bucket_name, f"arn:{partition}:s3:::{bucket_name}", kms_key_arn)
+        return LakeBucketRef(bucket_name, f"arn:{partition}:s3:::{bucket_name}" if partition else None, kms_key_arn)
 
     @staticmethod
     def _lifecycle_rules(props: DataLakeBucketProps) -> list[S3BucketLifecycleConfigurationRule]:

@@ -11,7 +11,7 @@ import segment_lake_contract as contract
 
 from . import policy_documents, validation
 from .account import AwsAccount
-from .aws import IamPolicy, IamRolePolicyAttachment, TerraformOutput
+from .aws import IamPolicy, IamRolePolicyAttachment, TerraformOutput, TerraformStack
 from .bucket import DataLakeBucket, DataLakeBucketProps, LakeBucketRef
 from .emr import DataLakeCluster, EmrClusterProps
 from .emr_security import EmrSecurity
@@ -139,8 +139,9 @@ class SegmentDataLake(Construct):
         self.props = props
         tags = dict(props.tags)
         self.account = AwsAccount(self, "Account")
-        self.bucket = (props.bucket if isinstance(props.bucket, LakeBucketRef) else
-                       DataLakeBucket(self, "Bucket", props=_with_tags(props.bucket, tags), partition=self.account.partition))
+        self.bucket = (props.bucket.in_partition(self.account.partition) if isinstance(props.bucket, LakeBucketRef)
+                       else DataLakeBucket(self, "Bucket", props=_with_tags(props.bucket, tags),
+                                           partition=self.account.partition))
         databases = list(dict.fromkeys(source.database for source in props.sources))
         self.roles = DataLakeRoles(
             self, "Roles", props=_with_tags(replace(props.access, vendor_role=props.sync_runner == "segment"), tags),
@@ -180,40 +181,45 @@ class SegmentDataLake(Construct):
             if self.roles.vendor_role:
                 self.catalog.grant_sync(self.roles.vendor_role.arn, name="VendorRole", drop_tables=True)
 
-    def grant_read(self, id: str, role) -> list[IamPolicy]:
+    def grant_read(self, id: str, role) -> IamPolicy:
         """Lets ``role`` read the lake: its tables, discarded values, duplicates' records and sync reports in the
-        bucket, and the lake's databases in the Glue catalog (with the bucket's key, when it has one; with
+        bucket, and the lake's databases in the Glue catalog (decrypting with the cluster's key and the bucket's; with
         ``lake_formation``, Lake Formation's ``SELECT`` too). ``role``: an ``IamRole``, or a ``DataAwsIamRole`` for one
-        made elsewhere (anything with ``name`` and ``arn``). Returns the policies attached to it."""
+        made elsewhere (anything with ``name`` and ``arn``). Returns the policy attached to it."""
         folders = [contract.TABLES_PREFIX, contract.DISCARDS_PREFIX, contract.REPORTS_PREFIX,
                    f"{contract.STATE_PREFIX}*/{contract.DUPLICATES_FOLDER}/"]
         if self.props.lake_formation:
             self.catalog.grant_read(role.arn, name=id)
-        return self._grant(id, role, "lake-read", folders, read_objects=object_arns(self.bucket.bucket_arn, folders))
+        # s3a and EMRFS look up a table's folder as a key (HEAD segment-data/reports) before listing it
+        folder_keys = [f"{self.bucket.bucket_arn}/{folder.rstrip('/')}" for folder in folders]
+        return self._grant(id, role, "lake-read",
+                           read_objects=[*object_arns(self.bucket.bucket_arn, folders), *folder_keys])
 
-    def grant_read_write(self, id: str, role) -> list[IamPolicy]:
+    def grant_read_write(self, id: str, role) -> IamPolicy:
         """Lets ``role`` read and write what the sync writes (``segment-data/`` and ``segment-stage/``) and change
         the tables and partitions of the lake's databases: what the lake's commands (``segment-lake compact``,
-        ``delete-users``, ``state reset``) need when run from outside the cluster (with the bucket's key, when it has
-        one; with ``lake_formation``, the sync's Lake Formation grants). Returns the policies attached to it."""
+        ``delete-users``, ``state reset``) need when run from outside the cluster (with the cluster's key and the
+        bucket's; with ``lake_formation``, the sync's Lake Formation grants). Returns the policy attached to it."""
         folders = [contract.DATA_PREFIX, contract.STAGE_PREFIX]
         if self.props.lake_formation:
             self.catalog.grant_sync(role.arn, name=id)
-        return self._grant(id, role, "lake-read-write", folders,
-                           write_objects=object_arns(self.bucket.bucket_arn, folders))
+        folder_keys = [f"{self.bucket.bucket_arn}/{folder.rstrip('/')}" for folder in folders]
+        return self._grant(id, role, "lake-read-write",
+                           write_objects=[*object_arns(self.bucket.bucket_arn, folders), *folder_keys])
 
-    def _grant(self, id: str, role, template: str, folders: list[str], **values) -> list[IamPolicy]:
-        suffix, tags = self.props.access.name_suffix, with_vendor_tag(self.props.tags)
+    def _grant(self, id: str, role, template: str, **values) -> IamPolicy:
+        """The policy of ``template``, with the use of the keys the lake's files are encrypted with (the cluster's,
+        with which EMRFS encrypts every file the sync writes, and the bucket's), attached to ``role``. ListBucket is
+        on the whole bucket: S3 answers a missing key with 404, which the commands expect, only to a principal that
+        may list it (otherwise 403)."""
         document = policy_documents.render_json(
-            template, bucket_arn=self.bucket.bucket_arn, list_prefixes=[f"{folder}*" for folder in folders],
-            glue_resources=glue_arns(self.account.arn_parts, self.roles.databases), **values)
-        policies = [IamPolicy(self, f"{id}Policy", name=f"SegmentDataLake{id}{suffix}", policy=document, tags=tags)]
-        if self.bucket.kms_key_arn:
-            policies.append(IamPolicy(self, f"{id}KeyPolicy", name=f"SegmentDataLake{id}Key{suffix}", tags=tags,
-                                      policy=policy_documents.render_json("key-use", key_arn=self.bucket.kms_key_arn)))
-        for policy in policies:
-            IamRolePolicyAttachment(self, f"{policy.node.id}Attachment", role=role.name, policy_arn=policy.arn)
-        return policies
+            template, bucket_arn=self.bucket.bucket_arn,
+            glue_resources=glue_arns(self.account.arn_parts, self.roles.databases),
+            key_arns=[self.security.cluster_key_arn, *filter(None, [self.bucket.kms_key_arn])], **values)
+        policy = IamPolicy(self, f"{id}Policy", name=f"SegmentDataLake{id}{self.props.access.name_suffix}",
+                           policy=document, tags=with_vendor_tag(self.props.tags))
+        IamRolePolicyAttachment(self, f"{id}PolicyAttachment", role=role.name, policy_arn=policy.arn)
+        return policy
 
     def output_values(self) -> dict[str, tuple[object, str]]:
         """What a user enters in each source's Data Lakes settings, and what else the lake exposes, by output name:
@@ -260,6 +266,13 @@ class DataLakeOutputs(Construct):
         if len(set(prefixes)) != len(prefixes):
             validation.fail(f"lakes {[lake.node.id for lake in lakes]!r} give their outputs the same names: give each "
                             f"lake a construct id of its own")
+        names = {prefix + name for lake, prefix in zip(lakes, prefixes, strict=True) for name in lake.output_values()}
+        others = [c for c in TerraformStack.of(self).node.find_all() if isinstance(c, DataLakeOutputs) and c is not self]
+        for other in others:
+            taken = names & set(getattr(other, "outputs", ()))  # (one refused while being built has none)
+            if taken:
+                validation.fail(f"{other.node.path} already names outputs {sorted(taken)[:3]}: pass "
+                                f"every lake of the stack to one DataLakeOutputs, which names each lake's outputs apart")
         self.outputs: dict[str, TerraformOutput] = {}
         for lake, prefix in zip(lakes, prefixes, strict=True):
             for name, (value, description) in lake.output_values().items():

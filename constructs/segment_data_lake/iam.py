@@ -28,9 +28,9 @@ class DataLakeRolesProps:
     :param name_suffix: appended to every role and policy name, e.g. ``-prod``.
     :param vendor_role: create the role Segment assumes to run syncs (only where Segment runs them:
         :class:`SegmentDataLake` sets it from ``sync_runner``).
-    :param emr_service_role_name: bring the EMR service role (a role of this account, without a path): none is
-        created, and the lake's policies (``AmazonEMRServicePolicy_v2``, passing the instance role) are attached to
-        it. Default: created.
+    :param emr_service_role_name: bring the EMR service role (a role of this account, without a path, with
+        ``AmazonEMRServicePolicy_v2`` attached): none is created, and the lake's policy passing the nodes' role to
+        EC2 is attached to it. Default: created.
     :param emr_instance_role_name: bring the role of the EMR nodes: none is created, and the nodes' policy is
         attached to it. Default: created.
     :param emr_instance_profile_name: bring the instance profile of the EMR nodes, which must hold
@@ -113,10 +113,11 @@ class DataLakeRoles(Construct):
         self.emr_service_role = (self._existing("role", props.emr_service_role_name) if props.emr_service_role_name
                                  else self._role("EmrServiceRole", "SegmentEMRServiceRole", "emr-service-trust",
                                                  arn_parts, "Used by Amazon EMR to run the data lake cluster"))
-        self.attachments.append(IamRolePolicyAttachment(
-            self, "EmrServiceManagedPolicy", role=self.emr_service_role.name,
-            policy_arn=f"arn:{self.account.partition}:iam::aws:policy/service-role/AmazonEMRServicePolicy_v2",
-        ))
+        if not props.emr_service_role_name:  # a brought one has it (a shared role's policy is not this stack's to detach)
+            self.attachments.append(IamRolePolicyAttachment(
+                self, "EmrServiceManagedPolicy", role=self.emr_service_role.name,
+                policy_arn=f"arn:{self.account.partition}:iam::aws:policy/service-role/AmazonEMRServicePolicy_v2",
+            ))
 
         self.emr_instance_role = (self._existing("role", props.emr_instance_role_name) if props.emr_instance_role_name
                                   else self._role("EmrInstanceRole", "SegmentEMRInstanceProfileRole",
