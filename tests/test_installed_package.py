@@ -20,8 +20,8 @@ pytestmark = pytest.mark.constructs
 # lake wired to them, and an output of its own.
 CONSUMER_APP = '''
 from cdktf import App, TerraformOutput, TerraformStack
-from segment_data_lake import (DataLakeBucketProps, DataLakeRolesProps, EmrClusterProps, SegmentDataLake,
-                               SegmentDataLakeProps, SegmentSource)
+from segment_data_lake import (DataLakeBucketProps, DataLakeOutputs, DataLakeRolesProps, EmrClusterProps,
+                               SegmentDataLake, SegmentDataLakeProps, SegmentSource)
 from segment_data_lake.aws import AwsProvider, DefaultSecurityGroup, FlowLog, Subnet, Vpc
 
 app = App()
@@ -39,6 +39,7 @@ lake = SegmentDataLake(stack, "Lake", props=SegmentDataLakeProps(
     cluster=EmrClusterProps(subnet_id=subnet.id),
     sources=[SegmentSource(source_id="Cons123456", slug="consumer_web")],
 ))
+DataLakeOutputs(stack, "LakeOutputs", lakes=[lake])
 TerraformOutput(stack, "lake_cluster", value=lake.cluster.cluster_id)
 app.synth()
 '''

@@ -149,7 +149,8 @@ def test_every_step_names_the_workspace_for_its_reports(synthesized):
             settings = dict(zip(args[6::2], args[7::2], strict=True))
             expected = {"segment-data-lake": "my-workspace-id", "lake-formation": "my-workspace-id",
                         "complete": "acmeworkspace123",
-                        "existing-bucket": "acmeworkspace123", "shared-database": "acmeworkspace123"}.get(
+                        "existing-bucket": "acmeworkspace123", "shared-database": "acmeworkspace123",
+                        "bring-your-own": "acmeworkspace123"}.get(
                 name, "acmeprodworkspace" if "prod" in schedule["name"] else "acmestagingworkspace")
             assert settings.get("--workspace-id") == expected, (name, schedule["name"])
 
