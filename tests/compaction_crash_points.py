@@ -131,7 +131,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
     counting = Boundaries(f"file://{reference}")
     report = compact(reference, f"{base_database}_reference", counting)
     after = files_per_partition(reference)
-    assert report["merged_files_before"] > report["merged_files_after"] > 0, report
+    assert report.merged_files_before > report.merged_files_after > 0, report
     assert catalog_rows(spark, f"{base_database}_reference") == before_rows
 
     covered: Counter = Counter()
@@ -163,7 +163,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
         spark.sql(f"DROP DATABASE `{database}` CASCADE")
         shutil.rmtree(lake, ignore_errors=True)
     return {"trials": trial, "writes_per_compaction": len(counting.seen), "crash_points": len(covered),
-            "files_before": report["merged_files_before"], "files_after": report["merged_files_after"],
+            "files_before": report.merged_files_before, "files_after": report.merged_files_after,
             "covered": dict(sorted(covered.items()))}
 
 

@@ -13,10 +13,11 @@ from lake_events import event
 from sync_harness import Lake, make_catalog
 
 from segment_lake.catalog import same_location
-from segment_lake.compaction import Compaction, CompactionJournal, Merge, files_wanted, partition_end
+from segment_lake.compaction import (Compaction, CompactionJournal, Merge, StateCompaction, TableCompaction, files_wanted,
+                                     partition_end)
 from segment_lake.deletion import Journal, UserDeletion
 from segment_lake.errors import InvalidSettings
-from segment_lake.landed_index import Generation, current_generation, day_of_folder, window
+from segment_lake.landed_index import Generation, IndexCompaction, current_generation, day_of_folder, window
 from segment_lake.state import SourceState
 from segment_lake.sync import Sync
 from segment_lake_contract import DATE_PARTITIONS
@@ -38,8 +39,13 @@ def test_partition_times_sizes_journal_and_locations():
     assert (files_wanted(0, 256), files_wanted(256, 256), files_wanted(257, 256)) == (1, 1, 2)
     journal = CompactionJournal("c1", "src", "db", ("day", "hr"), "2024-05-01T00:00:00+00:00", (
         Merge("page", ("2024-01-02", "03"), "file:/l/p", "file:/s/p", ("a.parquet", "b.parquet"),
-              (("part-c1-00000.snappy.parquet", 123),), 9),))
+              (("part-c1-00000.snappy.parquet", 123),), 9),),
+        StateCompaction(2, IndexCompaction(3, 9, 4, "2024-04-23T00:00:00+00:00")), 40)
     assert CompactionJournal.from_json(journal.to_json()) == journal
+    # an unfinished journal written before the index's figures were grouped still finishes, with the same figures
+    flat = {"processed_lists_merged": 2, "landed_runs_merged": 3, "landed_ids_before": 9, "landed_ids_after": 4,
+            "landed_horizon": "2024-04-23T00:00:00+00:00"}
+    assert StateCompaction.from_dict(flat) == journal.state
     assert same_location("s3://b/x/day=1/", "s3a://b/x/day=1") and same_location("file:/l/a%20b", "file:///l/a b")
     assert not same_location("s3://b/x/day=1", "s3://b/x/day=10")
 
@@ -87,12 +93,12 @@ def test_compact_merges_closed_partitions_of_several_syncs_row_exact(spark, tmp_
     assert _old_partition_files(lake, "page") == {"day=2024-01-02/hr=01": 1, "day=2024-01-02/hr=02": 1,
                                                   recent_folder: 3}  # the open partition is left alone
     assert _old_partition_files(lake, "identify") == {"day=2024-01-02/hr=01": 1}
-    assert (report["partitions_compacted"], report["merged_files_before"], report["merged_files_after"]) == (3, 9, 3)
-    assert report["files_before"] - report["files_after"] == 6 and report["rows"] == 9
-    assert report["tables"]["page"] == {"partitions": 2, "files_before": 6, "files_after": 2}
+    assert (report.partitions_compacted, report.merged_files_before, report.merged_files_after) == (3, 9, 3)
+    assert report.files_before - report.files_after == 6 and report.rows == 9
+    assert report.tables["page"] == TableCompaction(partitions=2, files_before=6, files_after=2)
     merged = lake.data_files("identify")[0]
     assert "traits_plan" in lake.storage.parquet_schema(merged).fieldNames()  # the union of the files' columns
-    report_file = Path(lake.layout.compaction_report(report["compaction_id"]).removeprefix("file://"))
+    report_file = Path(lake.layout.compaction_report(report.compaction_id).removeprefix("file://"))
     assert json.loads(report_file.read_text())["rows"] == 9
     state = SourceState(lake.storage, lake.layout.state)
     assert not lake.storage.exists(state.compaction_uri) and not lake.storage.exists(state.compaction_stage_uri)
@@ -106,10 +112,10 @@ def test_compact_merges_closed_partitions_of_several_syncs_row_exact(spark, tmp_
     assert len(_reader(spark, lake, "page")) == len(before["page"]) + 1
     again = Compaction(spark, lake.storage, lake.catalog, lake.layout, lake.database, "", "day_hour",
                        progress=lambda line: None).run(24, 256)
-    assert (again["partitions_compacted"], again["merged_files_before"], again["merged_files_after"]) == (1, 2, 1)
+    assert (again.partitions_compacted, again.merged_files_before, again.merged_files_after) == (1, 2, 1)
     assert len(_reader(spark, lake, "page")) == len(before["page"]) + 1
     assert Compaction(spark, lake.storage, lake.catalog, lake.layout, lake.database, "", "day_hour",
-                      progress=lambda line: None).run(24, 256)["partitions_compacted"] == 0  # nothing left to merge
+                      progress=lambda line: None).run(24, 256).partitions_compacted == 0  # nothing left to merge
 
 
 def test_day_folders_windows_and_generations():
@@ -144,8 +150,8 @@ def test_the_sync_state_stops_growing_and_old_windows_still_land_nothing_twice(s
 
     report = Compaction(spark, lake.storage, lake.catalog, lake.layout, lake.database, "", date_partition,
                         progress=lambda line: None).run(24, 256)
-    assert report["state"] == {"processed_lists_merged": 3, "landed_runs_merged": 3, "landed_ids_before": 9,
-                               "landed_ids_after": 3, "landed_horizon": "2024-01-14T02:00:00+00:00"}
+    assert report.state == StateCompaction(processed_lists_merged=3, landed_index=IndexCompaction(
+        runs_merged=3, ids_before=9, ids_after=3, horizon="2024-01-14T02:00:00+00:00"))
     assert len(lake.storage.list_files(state.processed_uri)) == 1 and state.processed_files() == processed
     assert state.finished_runs()[0] == 3 and not lake.storage.list_folders(state.landed_uri)
     generation = current_generation(lake.storage, state)
@@ -167,7 +173,7 @@ def test_the_sync_state_stops_growing_and_old_windows_still_land_nothing_twice(s
     again = Compaction(spark, lake.storage, lake.catalog, lake.layout, lake.database, "", date_partition,
                        progress=lambda line: None).run(24, 256)
     # the late sync landed a row; the replay none, so it left no folder
-    assert again["state"]["landed_runs_merged"] == 1 and again["state"]["landed_ids_after"] == 3
+    assert again.state.landed_index.runs_merged == 1 and again.state.landed_index.ids_after == 3
     assert state.finished_runs()[0] == 5 and len(lake.storage.list_files(state.processed_uri)) == 1
     assert current_generation(lake.storage, state).name != generation.name and len(index_files()) <= len(files_before)
     assert lake.storage.list_folders(state.landed_generations_uri) == [current_generation(lake.storage, state).name]

@@ -46,8 +46,8 @@ def test_the_journal_round_trips_and_the_report_sums_it():
     assert Journal.from_json(journal.to_json()) == journal
     from datetime import UTC, datetime
     report = deletion_report(journal, datetime(2024, 5, 1, 0, 1, tzinfo=UTC))
-    assert (report["rows_deleted"], report["tables"], report["discarded_values_deleted"], report["duplicates_deleted"],
-            report["files_rewritten"], report["files_removed"]) == (4, {"identify": 1, "page": 3}, 3, 1, 2, 3)
+    assert (report.rows_deleted, report.tables, report.discarded_values_deleted, report.duplicates_deleted,
+            report.files_rewritten, report.files_removed) == (4, {"identify": 1, "page": 3}, 3, 1, 2, 3)
 
 
 def test_delete_users_removes_every_row_of_theirs_and_nothing_else(spark, tmp_path):
@@ -98,12 +98,12 @@ def test_delete_users_removes_every_row_of_theirs_and_nothing_else(spark, tmp_pa
     assert not [f for f in storage.list_files(SourceState(storage, lake.layout.state).duplicates_uri)
                 if f.uri.endswith(".parquet")]
     assert {uri: Path(uri[len("file:"):]).read_bytes() for uri in untouched} == untouched  # only affected files change
-    assert (report["rows_deleted"], report["tables"], report["discarded_values_deleted"],
-            report["duplicates_deleted"], report["files_rewritten"], report["files_removed"]) == (
+    assert (report.rows_deleted, report.tables, report.discarded_values_deleted,
+            report.duplicates_deleted, report.files_rewritten, report.files_removed) == (
         7, {"identify": 1, "page": 3, "track_numeric": 2, "track_signed_up": 1}, 2, 1, 2 + discards_rewritten,
         4 + 1 + discards_removed)  # tables: page twice rewritten, four files removed; the duplicates' one removed
-    written = json.loads(storage.read_text(lake.layout.deletion_report(report["deletion_id"])))
-    assert written == report
+    written = json.loads(storage.read_text(lake.layout.deletion_report(report.deletion_id)))
+    assert written == json.loads(report.to_json())
     assert not storage.exists(SourceState(storage, lake.layout.state).deletion_uri)
     assert not storage.exists(SourceState(storage, lake.layout.state).deletion_stage_uri)
     # the catalog reads the rewritten tables
@@ -121,7 +121,7 @@ def test_delete_users_removes_every_row_of_theirs_and_nothing_else(spark, tmp_pa
     assert [r["message_id"] for r in lake.rows("page")] == ["m12", "m14", "m3", "m9"]
 
     again = UserDeletion(spark, storage, lake.layout, progress=lambda line: None).run(("u1",), ())
-    assert (again["rows_deleted"], again["files_rewritten"], again["files_removed"]) == (0, 0, 0)
+    assert (again.rows_deleted, again.files_rewritten, again.files_removed) == (0, 0, 0)
 
 
 def test_delete_users_on_s3_with_glue(spark, s3a, glue_client):
@@ -144,14 +144,14 @@ def test_delete_users_on_s3_with_glue(spark, s3a, glue_client):
 
     report = UserDeletion(spark, lake.storage, lake.layout, progress=lambda line: None).run(("u1",), ())
 
-    assert (report["rows_deleted"], report["files_rewritten"], report["files_removed"]) == (3, 1, 2)
+    assert (report.rows_deleted, report.files_rewritten, report.files_removed) == (3, 1, 2)
     assert [r["message_id"] for r in lake.rows("page")] == ["m2"]
     assert lake.rows("identify") == []
     assert sorted(lake.data_files("page")) == page_files[:1]  # the rewritten file kept its key
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket="deletion-lake").get("Contents", [])
             if not o["Key"].endswith("/")]  # s3a's folder markers
     assert not [k for k in keys if k.startswith("segment-stage/") or "/deletion.json" in k or "/deletion-stage/" in k]
-    assert f"segment-data/deletions/del2/{report['deletion_id']}.json" in keys
+    assert f"segment-data/deletions/del2/{report.deletion_id}.json" in keys
 
 
 class StopAfterTheJournal:
@@ -188,7 +188,7 @@ def test_a_staged_file_gone_before_its_switch_is_reported_and_the_rerun_deletes(
     first = json.loads(storage.read_text(lake.layout.deletion_report(journal.deletion_id)))
     assert first["files_not_switched"] == [journal.rewrites[0].file]
     assert "still hold the users' rows" in said[1] and "run delete-users again" in said[1]
-    assert report["rows_deleted"] == 1 and [r["message_id"] for r in lake.rows("page")] == ["m2"]
+    assert report.rows_deleted == 1 and [r["message_id"] for r in lake.rows("page")] == ["m2"]
 
 
 def test_a_deletion_killed_at_any_write_leaves_every_file_whole(spark, tmp_path):

@@ -311,14 +311,14 @@ def run_delete_users(args: argparse.Namespace) -> int:
         deletion = UserDeletion(spark, storage, layout, progress=lambda line: print(f"segment-lake: {line}", file=sys.stderr),
                                 check=lock.check)
         report = deletion.run(tuple(args.user_id), tuple(args.anonymous_id))
-    print(f"deleted {count(report['rows_deleted'], 'row')} of {count(len(ids), 'id')} from "
-          f"{count(len(report['tables']), 'table')} ({count(report['files_rewritten'], 'file')} rewritten, "
-          f"{report['files_removed']} removed), with {count(report['discarded_values_deleted'], 'discarded value')} and "
-          f"{count(report['duplicates_deleted'], 'recorded duplicate')}; the ids are suppressed")
-    examined = report["examined"]
+    print(f"deleted {count(report.rows_deleted, 'row')} of {count(len(ids), 'id')} from "
+          f"{count(len(report.tables), 'table')} ({count(report.files_rewritten, 'file')} rewritten, "
+          f"{report.files_removed} removed), with {count(report.discarded_values_deleted, 'discarded value')} and "
+          f"{count(report.duplicates_deleted, 'recorded duplicate')}; the ids are suppressed")
+    examined = report.examined
     print(f"  searched: {count(examined['rows'], 'row')} in {count(examined['files'], 'file')} of "
           f"{count(examined['tables'], 'table')}")
-    print(f"  report: {shown(layout.deletion_report(report['deletion_id']))}")
+    print(f"  report: {shown(layout.deletion_report(report.deletion_id))}")
     return 0
 
 
@@ -421,19 +421,19 @@ def run_compact(args: argparse.Namespace) -> int:
                             settings.date_partition, check=lock.check,
                             progress=lambda line: print(f"segment-lake: {line}", file=sys.stderr)
                             ).run(args.older_than, args.target_file_mb)
-    print(f"compacted {settings.source_id}: {report['partitions_compacted']} partitions, "
-          f"{report['merged_files_before']} files merged into {report['merged_files_after']}; data files of the "
-          f"source: {report['files_before']} before, {report['files_after']} after")
-    state, done = report["state"], []
-    if state["processed_lists_merged"]:
-        done.append(f"{state['processed_lists_merged']} processed lists merged into one")
-    if state["landed_runs_merged"]:
-        done.append(f"landed index: {state['landed_runs_merged']} runs merged, {state['landed_ids_after']} of "
-                    f"{state['landed_ids_before']} ids kept (received from {state['landed_horizon']})")
+    print(f"compacted {settings.source_id}: {report.partitions_compacted} partitions, "
+          f"{report.merged_files_before} files merged into {report.merged_files_after}; data files of the "
+          f"source: {report.files_before} before, {report.files_after} after")
+    state, index, done = report.state, report.state.landed_index, []
+    if state.processed_lists_merged:
+        done.append(f"{state.processed_lists_merged} processed lists merged into one")
+    if index.runs_merged:
+        done.append(f"landed index: {index.runs_merged} runs merged, {index.ids_after} of {index.ids_before} ids "
+                    f"kept (received from {index.horizon})")
     if done:
         print(f"  state: {'; '.join(done)}")
-    if report["partitions_compacted"]:
-        print(f"  report: {layout.compaction_report(report['compaction_id'])}")
+    if report.partitions_compacted:
+        print(f"  report: {layout.compaction_report(report.compaction_id)}")
     return 0
 
 

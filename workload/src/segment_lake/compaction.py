@@ -20,7 +20,7 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from pyspark.sql import SparkSession
@@ -29,8 +29,8 @@ from segment_lake_contract import DATE_PARTITIONS
 
 from .catalog import Catalog, location_key, same_location
 from .errors import InvalidSettings
-from .journal import JournaledOperation, begin, finish, finish_unfinished
-from .landed_index import compact_index
+from .journal import JournaledOperation, Record, begin, finish, finish_unfinished, summary
+from .landed_index import IndexCompaction, compact_index
 from .layout import LakeLayout, data_file_name, file_name
 from .route import partition_keys, partition_path, partition_span
 from .state import SourceState, new_run_id
@@ -53,17 +53,31 @@ class Merge:
 
 
 @dataclass(frozen=True)
-class CompactionJournal:
+class StateCompaction:
+    """What compacting the sync's own state did: the processed lists merged into one, and the landed index."""
+
+    processed_lists_merged: int = 0
+    landed_index: IndexCompaction = IndexCompaction()
+
+    @staticmethod
+    def from_dict(data: dict) -> StateCompaction:
+        if "landed_index" in data:
+            return StateCompaction(data["processed_lists_merged"], IndexCompaction(**data["landed_index"]))
+        # a journal of version 0.x kept the index's figures flat, as landed_<name>
+        return StateCompaction(data.get("processed_lists_merged", 0), IndexCompaction(
+            **{key.removeprefix("landed_"): value for key, value in data.items() if key.startswith("landed_")}))
+
+
+@dataclass(frozen=True)
+class CompactionJournal(Record):
     compaction_id: str
     source_id: str
     database: str
     keys: tuple[str, ...]
     start_time: str
     merges: tuple[Merge, ...] = field(default=())
-    state: dict = field(default_factory=dict)  # what the compaction of the sync's state did
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
+    state: StateCompaction = StateCompaction()
+    data_files: int = 0  # the source's data files before
 
     @staticmethod
     def from_json(text: str) -> CompactionJournal:
@@ -71,7 +85,43 @@ class CompactionJournal:
         merges = tuple(Merge(m["table"], tuple(m["values"]), m["folder"], m["staged"], tuple(m["old_files"]),
                              tuple((name, size) for name, size in m["new_files"]), m["rows"]) for m in data["merges"])
         return CompactionJournal(data["compaction_id"], data["source_id"], data["database"], tuple(data["keys"]),
-                                 data["start_time"], merges, data.get("state", {}))
+                                 data["start_time"], merges, StateCompaction.from_dict(data.get("state", {})),
+                                 data.get("data_files", 0))
+
+
+@dataclass(frozen=True)
+class TableCompaction:
+    partitions: int = 0
+    files_before: int = 0
+    files_after: int = 0
+
+
+@dataclass(frozen=True)
+class CompactionReport(Record):
+    """What a compaction merged (``compactions/<source>/<id>.json``): partitions and files per table, and rows
+    (unchanged); the source's data files before and after; what it did to the sync's state. Partitions in
+    ``partitions_not_compacted`` keep their files: their merged files were gone."""
+
+    compaction_id: str
+    source_id: str
+    database: str
+    start_time: str
+    finish_time: str
+    partitions_compacted: int
+    rows: int
+    merged_files_before: int
+    merged_files_after: int
+    tables: dict[str, TableCompaction]
+    partitions_not_compacted: list[str]
+    state: StateCompaction
+    files_before: int
+    files_after: int
+
+    def summary(self) -> list[str]:
+        return summary(f"compaction {self.compaction_id}", f"{self.partitions_compacted} partitions, "
+                       f"{self.merged_files_before} files merged into {self.merged_files_after}",
+                       self.partitions_not_compacted,
+                       "the merged files of {n} partitions were gone, so they keep their files", "run compact again")
 
 
 def partition_end(date_partition: str, values: tuple[str, ...]) -> datetime | None:
@@ -98,7 +148,7 @@ class Compaction:
         self.state = SourceState(storage, layout.state)
         self.progress, self.check = progress, check
 
-    def run(self, older_than_hours: float, target_file_mb: int, now: datetime | None = None) -> dict:
+    def run(self, older_than_hours: float, target_file_mb: int, now: datetime | None = None) -> CompactionReport:
         """Compacts the partitions that ended more than ``older_than_hours`` ago; returns the report."""
         now = now or datetime.now(UTC)
         # an unfinished deletion's files are switched first: merged away, its old files would come back beside them
@@ -109,20 +159,20 @@ class Compaction:
                                   f"(it redoes the run), then compact")
         journal = CompactionJournal(new_run_id(now), self.layout.source_id, self.database, self.keys, now.isoformat())
         self.check()  # the sync's state changes first: processed lists, then the landed index
-        state = {"processed_lists_merged": self.state.merge_processed(journal.compaction_id),
-                 **compact_index(self.spark, self.storage, self.state, journal.compaction_id, self.check)}
+        state = StateCompaction(self.state.merge_processed(journal.compaction_id),
+                                compact_index(self.spark, self.storage, self.state, journal.compaction_id, self.check))
         listed = self.storage.list_files(self.layout.tables)
         candidates = self._candidates(listed, now - timedelta(hours=older_than_hours), target_file_mb << 20)
         merges = []
         for slot, (table, partitions) in enumerate(sorted(candidates.items())):
             merges += self._merge(journal, slot, table, partitions, target_file_mb << 20)
-        journal = CompactionJournal(**{**journal.__dict__, "merges": tuple(merges), "state": state})
-        data_files = sum(1 for info in listed if info.uri.endswith(".parquet"))
+        journal = replace(journal, merges=tuple(merges), state=state,
+                          data_files=sum(1 for info in listed if info.uri.endswith(".parquet")))
         operation = compaction(self.storage, self.catalog, self.layout, self.check)
-        report = (begin(operation, self.storage, self.layout, journal, self.check, self.progress) if merges
-                  else finish(operation, self.storage, self.layout, self.progress))
-        return {**(report or compaction_report(journal, now)), "files_before": data_files,
-                "files_after": data_files - sum(len(m.old_files) - len(m.new_files) for m in merges)}
+        if merges:
+            return begin(operation, self.storage, self.layout, journal, self.check, self.progress)
+        finish(operation, self.storage, self.layout, self.progress)  # no journal: removes the stage
+        return compaction_report(journal, now)
 
     def _candidates(self, listed: list[FileInfo], closed_before: datetime,
                     target: int) -> dict[str, list[tuple[tuple[str, ...], str, list[FileInfo]]]]:
@@ -209,28 +259,28 @@ def _with_keys(schema, keys: tuple[str, ...]):
     return StructType([*schema.fields, *(StructField(key, StringType()) for key in keys)])
 
 
-def compaction_report(journal: CompactionJournal, finish_time: datetime) -> dict:
-    """What a compaction merged: partitions and files per table, and rows (unchanged)."""
-    tables: dict[str, dict[str, int]] = defaultdict(lambda: {"partitions": 0, "files_before": 0, "files_after": 0})
+def compaction_report(journal: CompactionJournal, finish_time: datetime,
+                      not_compacted: tuple[str, ...] = ()) -> CompactionReport:
+    """The report of a journaled compaction, from its merges."""
+    tables: dict[str, TableCompaction] = defaultdict(TableCompaction)
     for merge in journal.merges:
         counts = tables[merge.table]
-        counts["partitions"] += 1
-        counts["files_before"] += len(merge.old_files)
-        counts["files_after"] += len(merge.new_files)
-    return {"compaction_id": journal.compaction_id, "source_id": journal.source_id, "database": journal.database,
-            "start_time": journal.start_time, "finish_time": finish_time.astimezone(UTC).isoformat(),
-            "partitions_compacted": len(journal.merges), "rows": sum(m.rows for m in journal.merges),
-            "merged_files_before": sum(len(m.old_files) for m in journal.merges),
-            "merged_files_after": sum(len(m.new_files) for m in journal.merges), "tables": dict(sorted(tables.items())),
-            "partitions_not_compacted": [], "state": journal.state}
+        tables[merge.table] = TableCompaction(counts.partitions + 1, counts.files_before + len(merge.old_files),
+                                              counts.files_after + len(merge.new_files))
+    before, after = sum(len(m.old_files) for m in journal.merges), sum(len(m.new_files) for m in journal.merges)
+    return CompactionReport(
+        journal.compaction_id, journal.source_id, journal.database, journal.start_time,
+        finish_time.astimezone(UTC).isoformat(), len(journal.merges), sum(m.rows for m in journal.merges), before,
+        after, dict(sorted(tables.items())), list(not_compacted), journal.state, journal.data_files,
+        journal.data_files - before + after)
 
 
 def compaction(storage: LakeStorage, catalog: Catalog, layout: LakeLayout,
-               check: Callable[[], None] = lambda: None) -> JournaledOperation:
+               check: Callable[[], None] = lambda: None) -> JournaledOperation[CompactionJournal, CompactionReport]:
     """The source's compaction as a journaled operation (journal.py): each step is found done or not from the catalog
     and the files; ``check`` runs before each: the caller still holds the lock."""
 
-    def switch(journal: CompactionJournal) -> dict:
+    def switch(journal: CompactionJournal) -> CompactionReport:
         not_compacted: list[str] = []
         by_table: dict[str, list[Merge]] = defaultdict(list)
         for merge in journal.merges:
@@ -263,20 +313,10 @@ def compaction(storage: LakeStorage, catalog: Catalog, layout: LakeLayout,
             if back:
                 check()
                 catalog.set_partition_locations(journal.database, table, journal.keys, back)
-        return {**compaction_report(journal, datetime.now(UTC)), "partitions_not_compacted": not_compacted}
+        return compaction_report(journal, datetime.now(UTC), tuple(not_compacted))
 
     return JournaledOperation("compaction", CompactionJournal.from_json, switch,
-                              lambda j: layout.compaction_report(j.compaction_id), _summary)
-
-
-def _summary(journal: CompactionJournal, report: dict) -> list[str]:
-    lines = [f"compaction {journal.compaction_id}: {report['partitions_compacted']} partitions, "
-             f"{report['merged_files_before']} files merged into {report['merged_files_after']}"]
-    if report["partitions_not_compacted"]:
-        lines.append(f"compaction {journal.compaction_id}: the merged files of {len(report['partitions_not_compacted'])}"
-                     f" partitions were gone, so they keep their files (e.g. {report['partitions_not_compacted'][0]}): "
-                     f"run compact again")
-    return lines
+                              lambda j: layout.compaction_report(j.compaction_id))
 
 
 def _staged(storage: LakeStorage, merge: Merge) -> bool:

@@ -20,7 +20,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 
@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DecimalType, LongType, StringType, StructType
 
 from .errors import InvalidSettings
-from .journal import JournaledOperation, begin, finish_unfinished
+from .journal import JournaledOperation, Record, begin, finish_unfinished, summary
 from .layout import LakeLayout, file_name, table_of_folder
 from .state import SourceState, new_run_id
 from .storage import LakeStorage, join, relative_path
@@ -56,7 +56,7 @@ class Rewrite:
 
 
 @dataclass(frozen=True)
-class Journal:
+class Journal(Record):
     """A deletion's plan, written once every rewritten file is staged: the switch is replayed from it."""
 
     deletion_id: str
@@ -68,9 +68,6 @@ class Journal:
     # what the search looked at (tables, files, rows), so that "0 deleted" is visibly an answer
     examined: dict[str, int] = field(default_factory=dict)
 
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
-
     @staticmethod
     def from_json(text: str) -> Journal:
         data = json.loads(text)
@@ -79,20 +76,44 @@ class Journal:
                        data.get("examined", {}))
 
 
-def deletion_report(journal: Journal, finish_time: datetime) -> dict:
-    """What a deletion removed, per dataset, with the files it rewrote and removed."""
+@dataclass(frozen=True)
+class DeletionReport(Record):
+    """What a deletion removed, per dataset, with the files it rewrote and removed (``deletions/<source>/<id>.json``).
+    ``files_not_switched`` still hold the users' rows: their staged rewrites were gone."""
+
+    deletion_id: str
+    source_id: str
+    start_time: str
+    finish_time: str
+    user_ids: list[str]
+    anonymous_ids: list[str]
+    rows_deleted: int
+    tables: dict[str, int]
+    discarded_values_deleted: int
+    duplicates_deleted: int
+    files_rewritten: int
+    files_removed: int
+    files_not_switched: list[str]
+    examined: dict[str, int]  # tables, files and rows searched
+
+    def summary(self) -> list[str]:
+        return summary(f"deletion {self.deletion_id}", f"{self.rows_deleted} rows deleted, {self.files_rewritten} "
+                       f"files rewritten, {self.files_removed} removed", self.files_not_switched,
+                       "the staged rewrites of {n} files were gone, so they still hold the users' rows",
+                       "run delete-users again with the same ids")
+
+
+def deletion_report(journal: Journal, finish_time: datetime, not_switched: tuple[str, ...] = ()) -> DeletionReport:
+    """The report of a journaled deletion, from its rewrites."""
     rows: dict[str, int] = defaultdict(int)
     for rewrite in journal.rewrites:
         rows[rewrite.dataset] += rewrite.deleted
     tables = {name: n for name, n in rows.items() if name not in (DISCARDS, DUPLICATES)}
-    return {"deletion_id": journal.deletion_id, "source_id": journal.source_id, "start_time": journal.start_time,
-            "finish_time": finish_time.astimezone(UTC).isoformat(), "user_ids": list(journal.user_ids),
-            "anonymous_ids": list(journal.anonymous_ids), "rows_deleted": sum(tables.values()),
-            "tables": dict(sorted(tables.items())), "discarded_values_deleted": rows.get(DISCARDS, 0),
-            "duplicates_deleted": rows.get(DUPLICATES, 0),
-            "files_rewritten": sum(1 for r in journal.rewrites if r.staged is not None),
-            "files_removed": sum(1 for r in journal.rewrites if r.staged is None), "files_not_switched": [],
-            "examined": dict(journal.examined)}
+    return DeletionReport(
+        journal.deletion_id, journal.source_id, journal.start_time, finish_time.astimezone(UTC).isoformat(),
+        list(journal.user_ids), list(journal.anonymous_ids), sum(tables.values()), dict(sorted(tables.items())),
+        rows.get(DISCARDS, 0), rows.get(DUPLICATES, 0), sum(1 for r in journal.rewrites if r.staged is not None),
+        sum(1 for r in journal.rewrites if r.staged is None), list(not_switched), dict(journal.examined))
 
 
 def users_rows(schema: StructType, user_ids: tuple[str, ...], anonymous_ids: tuple[str, ...]) -> Column:
@@ -150,7 +171,8 @@ class UserDeletion:
         self.stage = self.state.deletion_stage_uri
         self.progress, self.check = progress, check
 
-    def run(self, user_ids: tuple[str, ...], anonymous_ids: tuple[str, ...], now: datetime | None = None) -> dict:
+    def run(self, user_ids: tuple[str, ...], anonymous_ids: tuple[str, ...],
+            now: datetime | None = None) -> DeletionReport:
         """Deletes the rows of these ids; returns the deletion's report."""
         now = now or datetime.now(UTC)
         if self.storage.exists(self.state.compaction_uri):  # its partitions' files are between two places
@@ -295,11 +317,12 @@ class UserDeletion:
         return rewrites
 
 
-def deletion(storage: LakeStorage, layout: LakeLayout, check: Callable[[], None] = lambda: None) -> JournaledOperation:
+def deletion(storage: LakeStorage, layout: LakeLayout,
+             check: Callable[[], None] = lambda: None) -> JournaledOperation[Journal, DeletionReport]:
     """The source's deletion as a journaled operation (journal.py); ``check`` runs before each file's switch: the
     caller still holds the lock."""
 
-    def switch(journal: Journal) -> dict:
+    def switch(journal: Journal) -> DeletionReport:
         not_switched = []
         for rewrite in journal.rewrites:
             check()
@@ -309,17 +332,7 @@ def deletion(storage: LakeStorage, layout: LakeLayout, check: Callable[[], None]
                 storage.replace(rewrite.staged, rewrite.file)
             elif rewrite.size != rewrite.staged_size and storage.size(rewrite.file) == rewrite.size:
                 not_switched.append(rewrite.file)  # its staged file was removed by hand: the original is still there
-        return {**deletion_report(journal, datetime.now(UTC)), "files_not_switched": not_switched}
+        return deletion_report(journal, datetime.now(UTC), tuple(not_switched))
 
-    return JournaledOperation("deletion", Journal.from_json, switch, lambda j: layout.deletion_report(j.deletion_id),
-                              _summary)
+    return JournaledOperation("deletion", Journal.from_json, switch, lambda j: layout.deletion_report(j.deletion_id))
 
-
-def _summary(journal: Journal, report: dict) -> list[str]:
-    lines = [f"deletion {journal.deletion_id}: {report['rows_deleted']} rows deleted, "
-             f"{report['files_rewritten']} files rewritten, {report['files_removed']} removed"]
-    if report["files_not_switched"]:
-        lines.append(f"deletion {journal.deletion_id}: the staged rewrites of {len(report['files_not_switched'])} "
-                     f"files were gone, so they still hold the users' rows (e.g. {report['files_not_switched'][0]}): "
-                     f"run delete-users again with the same ids")
-    return lines

@@ -8,7 +8,8 @@ each step found done or not from the files and the catalog so that it can run ag
 report, and removes the journal and the stage (``<name>-stage/``). Without a journal, a stage is what one that died
 before its journal left, and is removed.
 
-Deletion (deletion.py) and compaction (compaction.py) are such operations. A sync's run is journaled by its manifest
+Deletion (deletion.py) and compaction (compaction.py) are such operations, each with a typed journal and report that
+the CLI formats. A sync's run is journaled by its manifest
 (state.py: a crashed run is redone, not switched); the landed index by its generation file (landed_index.py: the
 switch is that one write).
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Generic, Protocol, TypeVar
 
 from .catalog import Catalog
@@ -24,32 +25,50 @@ from .layout import LakeLayout
 from .storage import LakeStorage
 
 
-class Journal(Protocol):
+class Record:
+    """A journal or a report: a dataclass kept as JSON."""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1) + "\n"
+
+
+class Report(Protocol):
     def to_json(self) -> str: ...
 
+    def summary(self) -> list[str]: ...  # what the finished operation says
 
-J = TypeVar("J", bound=Journal)
+
+def summary(operation: str, done: str, left: list[str], why_left: str, then: str) -> list[str]:
+    """What a finished operation says: what it did; and what it left as it was (``why_left`` of ``{n}`` such, with an
+    example), and what to do about it."""
+    lines = [f"{operation}: {done}"]
+    if left:
+        lines.append(f"{operation}: {why_left.format(n=len(left))} (e.g. {left[0]}): {then}")
+    return lines
+
+
+J = TypeVar("J", bound=Record)
+R = TypeVar("R", bound=Report)
 
 
 @dataclass(frozen=True)
-class JournaledOperation(Generic[J]):
+class JournaledOperation(Generic[J, R]):
     name: str  # names the journal (<name>.json) and the stage (<name>-stage/) in the source's state folder
     read: Callable[[str], J]  # the journal from its JSON
-    switch: Callable[[J], dict]  # carries out the journal's switches (again), and returns the report
+    switch: Callable[[J], R]  # carries out the journal's switches (again), and returns the report
     report_uri: Callable[[J], str]
-    summary: Callable[[J, dict], list[str]]  # what the finished operation says
 
 
-def begin(operation: JournaledOperation[J], storage: LakeStorage, layout: LakeLayout, journal: J,
-          check: Callable[[], None], progress: Callable[[str], None]) -> dict:
+def begin(operation: JournaledOperation[J, R], storage: LakeStorage, layout: LakeLayout, journal: J,
+          check: Callable[[], None], progress: Callable[[str], None]) -> R:
     """Writes the journal of a staged operation (the lock still held: ``check``), and finishes it."""
     check()  # the lake changes from here on
     storage.write_text(getattr(layout.state_files, operation.name), journal.to_json())
     return finish(operation, storage, layout, progress)
 
 
-def finish(operation: JournaledOperation[J], storage: LakeStorage, layout: LakeLayout,
-           progress: Callable[[str], None]) -> dict | None:
+def finish(operation: JournaledOperation[J, R], storage: LakeStorage, layout: LakeLayout,
+           progress: Callable[[str], None]) -> R | None:
     """Finishes the source's journaled operation of this kind; its report, or None when none was journaled."""
     journal_uri = getattr(layout.state_files, operation.name)
     stage_uri = getattr(layout.state_files, f"{operation.name}_stage")
@@ -58,10 +77,10 @@ def finish(operation: JournaledOperation[J], storage: LakeStorage, layout: LakeL
         return None
     journal = operation.read(storage.read_text(journal_uri))
     report = operation.switch(journal)
-    storage.write_text(operation.report_uri(journal), json.dumps(report, indent=1) + "\n")
+    storage.write_text(operation.report_uri(journal), report.to_json())
     storage.delete(journal_uri)
     storage.delete(stage_uri, recursive=True)
-    for line in operation.summary(journal, report):
+    for line in report.summary():
         progress(line)
     return report
 

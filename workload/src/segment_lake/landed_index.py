@@ -49,6 +49,17 @@ class Generation:
         return Generation(data["name"], tuple(data["merged_runs"]), datetime.fromisoformat(data["horizon"]))
 
 
+@dataclass(frozen=True)
+class IndexCompaction:
+    """What compacting the index did: the run folders merged, the ids before and after and the horizon (None when
+    there was no run folder to merge)."""
+
+    runs_merged: int = 0
+    ids_before: int | None = None
+    ids_after: int | None = None
+    horizon: str | None = None
+
+
 def current_generation(storage: LakeStorage, state: SourceState) -> Generation | None:
     if not storage.exists(state.landed_generation_uri):
         return None
@@ -133,10 +144,10 @@ def shifted(moment: datetime, days: int) -> datetime:
 
 
 def compact_index(spark: SparkSession, storage: LakeStorage, state: SourceState, generation_name: str,
-                  check=lambda: None) -> dict:
+                  check=lambda: None) -> IndexCompaction:
     """Merges the run folders and the current generation into a new generation without the ids before the new
     horizon (the newest id's receivedAt, or now if later, less HORIZON_DAYS); the caller holds the source's lock and no run is
-    unfinished. Returns what it did, for the compaction's report."""
+    unfinished."""
     current = current_generation(storage, state)
     if current:  # what a crash left: the folders the current generation merged, and unnamed generations
         for run in current.merged_runs:
@@ -146,7 +157,7 @@ def compact_index(spark: SparkSession, storage: LakeStorage, state: SourceState,
             storage.delete(join(state.landed_generations_uri, name), recursive=True)
     runs = [name[len("run_id="):] for name in storage.list_folders(state.landed_uri) if name.startswith("run_id=")]
     if not runs:
-        return {"landed_runs_merged": 0}
+        return IndexCompaction()
     sources = [spark.read.parquet(state.landed_uri)]
     if current:
         sources.append(spark.read.parquet(join(state.landed_generations_uri, current.name)))
@@ -166,5 +177,4 @@ def compact_index(spark: SparkSession, storage: LakeStorage, state: SourceState,
         storage.delete(state.landed_run_uri(run), recursive=True)
     if current:
         storage.delete(join(state.landed_generations_uri, current.name), recursive=True)
-    return {"landed_runs_merged": len(runs), "landed_ids_before": counted["rows"], "landed_ids_after": kept_rows,
-            "landed_horizon": horizon.isoformat()}
+    return IndexCompaction(len(runs), counted["rows"], kept_rows, horizon.isoformat())
