@@ -1,10 +1,11 @@
-"""Bring your own: a lake whose bucket, EMR roles and instance profile exist already (examples/bring_your_own)
-creates none of them, points the cluster at them, and attaches the lake's policies to the brought roles; the stack
+"""Bring your own: a lake whose bucket, EMR roles and instance profile, security configuration, cluster key and
+security groups exist already (examples/bring_your_own) creates none of them, points the cluster at them, and
+attaches the lake's policies to the brought roles; the stack
 validates and scans clean with the others (test_terraform, test_policy_scan)."""
 import pytest
 from stack_helpers import only, resources
 
-from segment_data_lake import DataLakeBucket, DataLakeConfigError, DataLakeRolesProps
+from segment_data_lake import DataLakeBucket, DataLakeConfigError, DataLakeRolesProps, EmrClusterProps, EmrManagedSecurityGroups
 
 pytestmark = pytest.mark.constructs
 
@@ -12,13 +13,21 @@ pytestmark = pytest.mark.constructs
 def test_a_brought_bucket_and_roles_are_used_and_not_created(synthesized):
     stack = synthesized.stacks["bring-your-own"]
     for rtype in ("aws_s3_bucket", "aws_s3_bucket_lifecycle_configuration", "aws_s3_bucket_policy",
-                  "aws_iam_instance_profile"):
+                  "aws_iam_instance_profile", "aws_emr_security_configuration", "aws_security_group", "aws_kms_key"):
         assert resources(stack, rtype) == {}, rtype
     created_roles = {role["name"] for role in resources(stack, "aws_iam_role").values()}
     assert not any(name.startswith("SegmentEMR") for name in created_roles), created_roles  # the others: the lake's
     cluster = only(stack, "aws_emr_cluster")
     assert cluster["service_role"].endswith(":role/platform-emr-service")
     assert cluster["ec2_attributes"]["instance_profile"].endswith(":instance-profile/platform-emr-nodes")
+    assert cluster["security_configuration"] == "platform-emr-encrypted"
+    assert [cluster["ec2_attributes"][key] for key in ("emr_managed_master_security_group",
+                                                       "emr_managed_slave_security_group",
+                                                       "service_access_security_group")] == [
+        "sg-0a1b2c3d4e5f60001", "sg-0a1b2c3d4e5f60002", "sg-0a1b2c3d4e5f60003"]
+    # the brought key is the one the nodes may use (the brought configuration encrypts with it)
+    key_use = [p for p in resources(stack, "aws_iam_policy").values() if "ClusterKey" in p["name"]]
+    assert len(key_use) == 1 and ":key/8d3f1c2a-5b6e-4f70-9a81-2c3d4e5f6a7b" in key_use[0]["policy"]
     attached = {}
     for attachment in resources(stack, "aws_iam_role_policy_attachment").values():
         attached.setdefault(attachment["role"], []).append(attachment["policy_arn"])
@@ -32,6 +41,14 @@ def test_a_brought_bucket_and_roles_are_used_and_not_created(synthesized):
 
 
 def test_bringing_needs_names_and_the_profiles_role():
+    with pytest.raises(DataLakeConfigError, match="security configuration 'platform' is brought without "
+                                                  "cluster_kms_key_arn: pass the KMS key it encrypts with"):
+        EmrClusterProps(subnet_id="subnet-0a1b2c3d", security_configuration_name="platform")
+    with pytest.raises(DataLakeConfigError, match="in_transit_certificate_s3_uri sets TLS in a security configuration"):
+        EmrClusterProps(subnet_id="subnet-0a1b2c3d", security_configuration_name="platform", cluster_kms_key_arn="k",
+                        in_transit_certificate_s3_uri="s3://certs/tls.zip")
+    with pytest.raises(DataLakeConfigError, match="invalid core_task security group id 'default'"):
+        EmrManagedSecurityGroups(master="sg-0a1b2c3d", core_task="default", service_access="sg-0a1b2c3e")
     assert DataLakeBucket.from_bucket_name("acme-lake", partition="aws-cn").bucket_arn == "arn:aws-cn:s3:::acme-lake"
     assert DataLakeBucket.from_bucket_name("acme-lake").in_partition("aws-us-gov").bucket_arn == (
         "arn:aws-us-gov:s3:::acme-lake")

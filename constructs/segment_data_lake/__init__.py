@@ -6,7 +6,7 @@ from .account import AwsAccount
 from .bucket import DataLakeBucket, DataLakeBucketProps, LakeBucketRef
 from .data_lake import DataLakeOutputs, SegmentDataLake, SegmentDataLakeProps
 from .emr import BootstrapAction, DataLakeCluster, EmrClusterProps, ManagedScaling
-from .emr_security import EmrSecurity, EmrSecurityProps
+from .emr_security import EmrManagedSecurityGroups, EmrSecurity, EmrSecurityProps
 from .glue import GlueCatalog, GlueCatalogProps
 from .iam import SEGMENT_PRODUCTION_ROLE, DataLakeRoles, DataLakeRolesProps, ExistingIamResource
 from .replay_cluster import ReplayCluster, ReplayClusterProps
@@ -18,8 +18,9 @@ from .workload import WorkloadDelivery, WorkloadDeliveryProps
 
 __all__ = [
     "AwsAccount", "BootstrapAction", "DATE_PARTITIONS", "DataLakeBucket", "DataLakeBucketProps", "DataLakeCluster",
-    "DataLakeConfigError", "DataLakeOutputs", "DataLakeRoles", "DataLakeRolesProps", "EmrClusterProps", "EmrSecurity",
-    "EmrSecurityProps", "ExistingIamResource", "GlueCatalog", "GlueCatalogProps", "LakeBucketRef", "ManagedScaling",
+    "DataLakeConfigError", "DataLakeOutputs", "DataLakeRoles", "DataLakeRolesProps", "EmrClusterProps",
+    "EmrManagedSecurityGroups", "EmrSecurity", "EmrSecurityProps", "ExistingIamResource", "GlueCatalog",
+    "GlueCatalogProps", "LakeBucketRef", "ManagedScaling",
     "ReplayCluster", "ReplayClusterProps", "SEGMENT_PRODUCTION_ROLE", "SEGMENT_S3_INTEGRATION_ROLE",
     "SegmentDataLake", "SegmentDataLakeProps", "SegmentS3Destination", "SegmentS3DestinationProps", "SegmentSource",
     "SyncSchedules", "SyncSchedulesProps", "WorkloadDelivery", "WorkloadDeliveryProps",

@@ -24,8 +24,9 @@ from .aws import (
     EmrManagedScalingPolicyComputeLimits,
     TerraformResourceLifecycle,
 )
-from .emr_security import EmrSecurity, EmrSecurityProps
+from .emr_security import EmrManagedSecurityGroups, EmrSecurity, EmrSecurityProps
 from .iam import DataLakeRoles
+from .scan_marks import mark
 from .tagging import EMR_MANAGED_POLICY_TAG, VENDOR_TAG, with_vendor_tag
 
 GLUE_METASTORE_FACTORY = "com.amazonaws.glue.catalog.metastore.AWSGlueDataCatalogHiveClientFactory"
@@ -108,6 +109,10 @@ class EmrClusterProps:
         TLS between nodes.
     :param cluster_kms_key_arn: KMS key encrypting local disks and the cluster's S3 writes
         (default: a new key with rotation).
+    :param security_configuration_name: an existing EMR security configuration, brought instead of created
+        (default: a new one, IMDSv2 only, encrypting at rest with the cluster's key); needs ``cluster_kms_key_arn``.
+    :param managed_security_groups: existing EMR-managed security groups, brought instead of created
+        (default: three new groups with no rules of their own).
     :param extra_applications: applications besides Hadoop, Hive and Spark.
     :param extra_configurations: EMR configuration classifications added to the defaults.
     :param step_concurrency_level: steps that may run at once (1 runs syncs one after another).
@@ -136,6 +141,8 @@ class EmrClusterProps:
     termination_protection: bool = False
     in_transit_certificate_s3_uri: str | None = None
     cluster_kms_key_arn: str | None = None
+    security_configuration_name: str | None = None
+    managed_security_groups: EmrManagedSecurityGroups | None = None
     extra_applications: Sequence[str] = ()
     extra_configurations: Sequence[Mapping[str, Any]] = ()
     step_concurrency_level: int = 1
@@ -177,7 +184,9 @@ class EmrClusterProps:
     def security_props(self) -> EmrSecurityProps:
         """What the cluster's own :class:`EmrSecurity` is made of."""
         return EmrSecurityProps(subnet_id=self.subnet_id, name=self.name, cluster_kms_key_arn=self.cluster_kms_key_arn,
-                                in_transit_certificate_s3_uri=self.in_transit_certificate_s3_uri, tags=self.tags)
+                                in_transit_certificate_s3_uri=self.in_transit_certificate_s3_uri,
+                                security_configuration_name=self.security_configuration_name,
+                                managed_security_groups=self.managed_security_groups, tags=self.tags)
 
     def ebs(self) -> dict[str, Any]:
         """One EBS volume per node, every attribute EMR reads back written out."""
@@ -256,7 +265,7 @@ class DataLakeCluster(Construct):
             applications=["Hadoop", "Hive", "Spark", *props.extra_applications],
             log_uri=f"s3://{bucket_name}/logs/",
             service_role=roles.emr_service_role.arn,
-            security_configuration=security.security_configuration.name,
+            security_configuration=security.security_configuration_name,
             termination_protection=props.termination_protection,
             keep_job_flow_alive_when_no_steps=True,
             # EMR's default, written out: the attribute forces a new cluster if it ever differs.
@@ -265,9 +274,9 @@ class DataLakeCluster(Construct):
             ec2_attributes=EmrClusterEc2Attributes(
                 subnet_id=props.subnet_id,
                 instance_profile=roles.emr_instance_profile.arn,
-                emr_managed_master_security_group=security.master_security_group.id,
-                emr_managed_slave_security_group=security.core_task_security_group.id,
-                service_access_security_group=security.service_access_security_group.id,
+                emr_managed_master_security_group=security.master_security_group_id,
+                emr_managed_slave_security_group=security.core_task_security_group_id,
+                service_access_security_group=security.service_access_security_group_id,
                 additional_master_security_groups=",".join(props.additional_master_security_group_ids) or None,
                 additional_slave_security_groups=",".join(props.additional_core_task_security_group_ids) or None,
                 key_name=props.key_name,
@@ -289,6 +298,8 @@ class DataLakeCluster(Construct):
             # Managed scaling resizes the groups; that is not drift to undo.
             lifecycle=TerraformResourceLifecycle(ignore_changes=["core_instance_group[0].instance_count"]),
         )
+        if security.master_security_group is None:  # brought: checkov cannot read their rules here
+            mark(self.cluster, "cluster_with_brought_security_groups")
         self.cluster_id = self.cluster.id
         self.cluster_arn = self.cluster.arn
         self.task_group = EmrInstanceGroup(

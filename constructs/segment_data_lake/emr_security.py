@@ -35,6 +35,26 @@ def security_configuration_document(cluster_key_arn: str, in_transit_certificate
 
 
 @dataclass(frozen=True)
+class EmrManagedSecurityGroups:
+    """Existing EMR-managed security groups, brought instead of created. EMR writes their rules, which reference
+    each other: bring three groups made for one cluster, in the subnet's VPC, with no ingress from 0.0.0.0/0.
+
+    :param master: group of the master node.
+    :param core_task: group of the core and task nodes.
+    :param service_access: group through which EMR reaches a cluster in a private subnet.
+    """
+
+    master: str
+    core_task: str
+    service_access: str
+
+    def __post_init__(self) -> None:
+        for role in ("master", "core_task", "service_access"):
+            validation.matches(getattr(self, role), r"sg-[0-9a-f]{8,17}", f"{role} security group id",
+                               "use the id of an existing security group, like sg-0123456789abcdef0")
+
+
+@dataclass(frozen=True)
 class EmrSecurityProps:
     """Props of :class:`EmrSecurity`.
 
@@ -43,6 +63,11 @@ class EmrSecurityProps:
     :param cluster_kms_key_arn: KMS key encrypting local disks and the cluster's S3 writes
         (default: a new key with rotation).
     :param in_transit_certificate_s3_uri: S3 URI of a zip of PEM certificates; turns on TLS between nodes.
+    :param security_configuration_name: an existing EMR security configuration, brought instead of created
+        (default: a new one, IMDSv2 only, encrypting at rest with the cluster's key). Bring with it
+        ``cluster_kms_key_arn``, the key it encrypts with, which the cluster's roles are granted.
+    :param managed_security_groups: existing EMR-managed security groups, brought instead of created
+        (default: three new groups with no rules of their own).
     :param tags: tags of the key and groups; ``vendor=segment`` is always added.
     """
 
@@ -50,6 +75,8 @@ class EmrSecurityProps:
     name: str = "segment-data-lake"
     cluster_kms_key_arn: str | None = None
     in_transit_certificate_s3_uri: str | None = None
+    security_configuration_name: str | None = None
+    managed_security_groups: EmrManagedSecurityGroups | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -59,17 +86,28 @@ class EmrSecurityProps:
         if self.in_transit_certificate_s3_uri is not None:
             validation.matches(self.in_transit_certificate_s3_uri, r"s3://[^/]+/.+\.zip", "in-transit certificate URI",
                                "use the s3:// URI of a zip holding privateKey.pem and certificateChain.pem")
+        if self.security_configuration_name is not None:
+            brought = self.security_configuration_name
+            validation.matches(brought, r"[\w.+=@-]{1,256}", "security configuration name",
+                               "use the name of an existing EMR security configuration")
+            if self.cluster_kms_key_arn is None:
+                validation.fail(f"security configuration {brought!r} is brought without cluster_kms_key_arn: pass "
+                                f"the KMS key it encrypts with, so that the cluster's roles may use it")
+            if self.in_transit_certificate_s3_uri is not None:
+                validation.fail(f"in_transit_certificate_s3_uri sets TLS in a security configuration this stack "
+                                f"creates, not in the brought {brought!r}: set TLS there and remove it")
         validation.tags(self.tags)
 
 
 class EmrSecurity(Construct):
-    """KMS key for local disks and S3 writes (unless one is given), the EMR security configuration
-    and three EMR-managed security groups (master, core/task, service access) with
-    no rules of their own: EMR adds only the rules it needs, never 0.0.0.0/0 ingress.
+    """KMS key for local disks and S3 writes, the EMR security configuration and three EMR-managed security groups
+    (master, core/task, service access) with no rules of their own: EMR adds only the rules it needs, never
+    0.0.0.0/0 ingress. Each is created unless brought (``EmrSecurityProps``).
 
-    Attributes: ``cluster_key_arn``, ``cluster_key`` (or ``None``),
-    ``security_configuration``, ``master_security_group``,
-    ``core_task_security_group``, ``service_access_security_group``, ``vpc_id``.
+    Attributes: ``cluster_key_arn``, ``security_configuration_name``, ``master_security_group_id``,
+    ``core_task_security_group_id``, ``service_access_security_group_id``, ``vpc_id``; the resources this stack
+    created (``None`` when brought): ``cluster_key``, ``security_configuration``, ``master_security_group``,
+    ``core_task_security_group``, ``service_access_security_group``.
     """
 
     def __init__(self, scope: Construct, id: str, *, props: EmrSecurityProps, account: AwsAccount | None = None) -> None:
@@ -87,17 +125,30 @@ class EmrSecurity(Construct):
             )
             cluster_kms_key_arn = self.cluster_key.arn
         self.cluster_key_arn = cluster_kms_key_arn
-        self.security_configuration = EmrSecurityConfiguration(
-            self, "SecurityConfiguration", name_prefix=f"{name}-",
-            configuration=json.dumps(security_configuration_document(cluster_kms_key_arn, props.in_transit_certificate_s3_uri)),
-        )
+        self.security_configuration: EmrSecurityConfiguration | None = None
+        self.security_configuration_name = props.security_configuration_name
+        if self.security_configuration_name is None:
+            self.security_configuration = EmrSecurityConfiguration(
+                self, "SecurityConfiguration", name_prefix=f"{name}-",
+                configuration=json.dumps(security_configuration_document(cluster_kms_key_arn,
+                                                                         props.in_transit_certificate_s3_uri)),
+            )
+            self.security_configuration_name = self.security_configuration.name
         self.vpc_id = DataAwsSubnet(self, "Subnet", id=props.subnet_id).vpc_id
-        group_tags = with_vendor_tag(tags, EMR_MANAGED_POLICY_TAG)
-        self.master_security_group = self._group("Master", f"{name}-master", "EMR-managed: master node", group_tags)
-        self.core_task_security_group = self._group("CoreTask", f"{name}-core-task", "EMR-managed: core and task nodes",
-                                                    group_tags)
-        self.service_access_security_group = self._group(
-            "ServiceAccess", f"{name}-service-access", "EMR-managed: service access from a private subnet", group_tags)
+        brought = props.managed_security_groups
+        self.master_security_group, self.core_task_security_group, self.service_access_security_group = (None,) * 3
+        if brought is None:
+            group_tags = with_vendor_tag(tags, EMR_MANAGED_POLICY_TAG)
+            self.master_security_group = self._group("Master", f"{name}-master", "EMR-managed: master node", group_tags)
+            self.core_task_security_group = self._group("CoreTask", f"{name}-core-task",
+                                                        "EMR-managed: core and task nodes", group_tags)
+            self.service_access_security_group = self._group(
+                "ServiceAccess", f"{name}-service-access", "EMR-managed: service access from a private subnet",
+                group_tags)
+        self.master_security_group_id = brought.master if brought else self.master_security_group.id
+        self.core_task_security_group_id = brought.core_task if brought else self.core_task_security_group.id
+        self.service_access_security_group_id = (brought.service_access if brought
+                                                 else self.service_access_security_group.id)
 
     def _group(self, id: str, name: str, description: str, tags: Mapping[str, str]) -> SecurityGroup:
         # EMR writes the rules of its managed groups; they reference each other, so

@@ -167,10 +167,10 @@ class ReplayCluster(Construct):
         identity = ClusterIdentity(
             service_role=roles.emr_service_role.name,
             instance_profile=roles.emr_instance_profile.name,
-            security_configuration=security.security_configuration.name,
-            master_security_group=security.master_security_group.id,
-            core_task_security_group=security.core_task_security_group.id,
-            service_access_security_group=security.service_access_security_group.id)
+            security_configuration=security.security_configuration_name,
+            master_security_group=security.master_security_group_id,
+            core_task_security_group=security.core_task_security_group_id,
+            service_access_security_group=security.service_access_security_group_id)
         steps = {}
         for source in sources:
             command = sync_command(source, bucket_name, account.region, workspace_id, command="replay")

@@ -1,5 +1,6 @@
-"""A lake inside a platform team's account: the bucket and the EMR roles and instance profile exist already (made
-and governed elsewhere), so the lake brings them by name and creates none of them. The lake's policies are attached
+"""A lake inside a platform team's account: the bucket, the EMR roles and instance profile, and the EMR security
+configuration, its KMS key and the EMR-managed security groups exist already (made and governed elsewhere), so the
+lake brings them and creates none of them. The lake's policies are attached
 to the brought roles; the bucket is left exactly as it is (expire its segment-stage/ yourself). Analysts read the
 lake and a data team runs its commands (``grant_read``, ``grant_read_write``)."""
 import json
@@ -12,6 +13,7 @@ from segment_data_lake import (
     DataLakeOutputs,
     DataLakeRolesProps,
     EmrClusterProps,
+    EmrManagedSecurityGroups,
     SegmentDataLake,
     SegmentDataLakeProps,
     SegmentSource,
@@ -35,18 +37,23 @@ class BringYourOwnStack(TerraformStack):
         AwsProvider(self, "aws", region="us-west-2")
         # state next to cdktf.json, by a relative path (terraform runs in cdktf.out/stacks/<stack>/)
         LocalBackend(self, path=f"../../../terraform.{id}.tfstate")
+        account_id = DataAwsCallerIdentity(self, "Caller").account_id
         self.lake = SegmentDataLake(self, "Lake", props=SegmentDataLakeProps(
             bucket=DataLakeBucket.from_bucket_name("acme-platform-data-lake"),
             access=DataLakeRolesProps(external_ids=["acmeworkspace123"], name_suffix="-platform",
                                       emr_service_role_name="platform-emr-service",
                                       emr_instance_role_name="platform-emr-nodes",
                                       emr_instance_profile_name="platform-emr-nodes"),
-            cluster=EmrClusterProps(subnet_id="subnet-0a1b2c3d4e5f60718"),
+            cluster=EmrClusterProps(
+                subnet_id="subnet-0a1b2c3d4e5f60718", security_configuration_name="platform-emr-encrypted",
+                cluster_kms_key_arn=f"arn:aws:kms:us-west-2:{account_id}:key/8d3f1c2a-5b6e-4f70-9a81-2c3d4e5f6a7b",
+                managed_security_groups=EmrManagedSecurityGroups(master="sg-0a1b2c3d4e5f60001",
+                                                                 core_task="sg-0a1b2c3d4e5f60002",
+                                                                 service_access="sg-0a1b2c3d4e5f60003")),
             sources=[SegmentSource(source_id="Kq8dV1bX2c", slug="acme_web")],
         ))
         DataLakeOutputs(self, "Outputs", lakes=[self.lake])
         # the analysts' role reads the lake (Athena, Spark); the data team's runs compact and delete-users from outside
-        account_id = DataAwsCallerIdentity(self, "Caller").account_id
         self.analysts = IamRole(self, "Analysts", name="acme-lake-analysts", assume_role_policy=sso_trust(account_id))
         self.lake.grant_read("Analysts", self.analysts)
         self.data_team = IamRole(self, "DataTeam", name="acme-lake-data-team", assume_role_policy=sso_trust(account_id))
