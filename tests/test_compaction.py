@@ -13,8 +13,15 @@ from lake_events import event
 from sync_harness import Lake, make_catalog
 
 from segment_lake.catalog import same_location
-from segment_lake.compaction import (Compaction, CompactionJournal, Merge, StateCompaction, TableCompaction, files_wanted,
-                                     partition_end)
+from segment_lake.compaction import (
+    Compaction,
+    CompactionJournal,
+    Merge,
+    StateCompaction,
+    TableCompaction,
+    files_wanted,
+    partition_end,
+)
 from segment_lake.deletion import Journal, UserDeletion
 from segment_lake.errors import InvalidSettings
 from segment_lake.landed_index import Generation, IndexCompaction, current_generation, day_of_folder, window

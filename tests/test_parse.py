@@ -1,20 +1,20 @@
-"""The parser (in Spark's JVM) on single lines, slugs and the type lattice."""
+"""The parse stage (in Spark's JVM) on single lines: slugs, kind-tagged values, flattening, rejections with their
+reason."""
 import json
 from datetime import datetime
 
 import pytest
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
-from segment_lake.column_types import ColumnType, ValueKind
 from segment_lake.field_codec import DECODE
-from segment_lake.infer import plan_schema, type_of_kinds
 from segment_lake.parse import parse_lines
 from segment_lake_contract import slug
 
 pytestmark = [pytest.mark.fast, pytest.mark.spark]
 
+
 RECEIVED = "2024-01-01T00:00:00Z"
+
 
 
 def parse(spark, *lines):
@@ -24,6 +24,7 @@ def parse(spark, *lines):
     rows = (parse_lines(frame, "", "day_hour", 1).orderBy("_row").withColumn("fields", F.expr(f"{DECODE}(fields)"))
             .withColumn("columns", F.map_keys("fields")).collect())
     return [row.asDict(recursive=True) for row in rows]
+
 
 
 def flatten(spark, event: dict) -> dict:
@@ -37,6 +38,7 @@ def flatten(spark, event: dict) -> dict:
             "discards": [(d["column"], d["value"], d["reason"]) for d in row["discards"]]}
 
 
+
 SLUGS = [
     ("productId", "product_id"), ("messageId", "message_id"), ("receivedAt", "received_at"),
     ("101 Account Update", "101_account_update"), ("Order Completed", "order_completed"),
@@ -45,9 +47,11 @@ SLUGS = [
 ]
 
 
+
 @pytest.mark.parametrize("text,expected", SLUGS)
 def test_slug(text, expected):
     assert slug(text) == expected
+
 
 
 def test_the_parser_slugs_keys_and_event_names_like_the_settings_do(spark):
@@ -56,6 +60,7 @@ def test_the_parser_slugs_keys_and_event_names_like_the_settings_do(spark):
     tracks = parse(spark, *(json.dumps({"type": "track", "event": text, "messageId": "m", "receivedAt": RECEIVED})
                             for text, _ in SLUGS))
     assert [row["table"] for row in tracks] == [f"track_{expected}" if expected else None for _, expected in SLUGS]
+
 
 
 @pytest.mark.parametrize("value,expected", [
@@ -89,6 +94,7 @@ def test_values_carry_their_kind(spark, value, expected):
     assert "traits_v" in row["fields"]
 
 
+
 def test_flatten_joins_nested_keys_and_keeps_arrays_whole(spark):
     flat = flatten(spark, {"context": {"page": {"url": "u"}}, "properties": {"revenue": 5, "tags": ["a"], "empty": {}},
                            "integrations": {"All": True}, "traits": {"email": None}})
@@ -99,11 +105,13 @@ def test_flatten_joins_nested_keys_and_keeps_arrays_whole(spark):
     assert flat["discards"] == []
 
 
+
 def test_flatten_merges_colliding_keys_deterministically(spark):
     flat = flatten(spark, {"properties": {"productId": None, "product_id": "b", "ProductID": "c"}})
     assert flat["fields"] == {"properties_product_id": "sb"}
     assert flat["discards"] == [("properties_product_id", "c",
                                  "key 'properties.ProductID' names the same column as 'properties.product_id'")]
+
 
 
 def test_flatten_discards_overlong_and_unnameable_columns(spark):
@@ -115,11 +123,13 @@ def test_flatten_discards_overlong_and_unnameable_columns(spark):
     assert ("properties." + long_key, "1", "column name longer than 250 characters") in flat["discards"]
 
 
+
 def test_a_repeated_key_keeps_its_first_place_and_its_last_value(spark):
     line = f'{{"type":"identify","messageId":"m","receivedAt":"{RECEIVED}","traits":{{"a":1,"b":2,"a":3}}}}'
     row = parse(spark, line)[0]
     assert [c for c in row["columns"] if c.startswith("traits")] == ["traits_a", "traits_b"]
     assert row["fields"]["traits_a"] == "i3"
+
 
 
 @pytest.mark.parametrize("line,reason", [
@@ -149,6 +159,7 @@ def test_rejections_carry_their_reason(spark, line, reason):
     assert row["raw"] == line and row["fields"] is None
 
 
+
 def test_accepted_line(spark):
     row = parse(spark, '{"type":"track","event":"101 Account Update","messageId":7,'
                        '"receivedAt":"2024-01-01T23:59:59.5+01:00","properties":{"price":1.50}}')[0]
@@ -161,42 +172,10 @@ def test_accepted_line(spark):
     assert row["fields"]["event"] == "s101 Account Update"
 
 
+
 def test_blank_lines_are_not_events(spark):
     assert parse(spark, "", "   ") == []
 
-
-@pytest.mark.parametrize("kinds,expected", [
-    ({"i"}, "bigint"), ({"i", "d"}, "decimal(38,6)"), ({"i", "s"}, "string"), ({"b"}, "boolean"),
-    ({"b", "i"}, "string"), ({"t"}, "timestamp"), ({"t", "s"}, "string"), ({"d"}, "decimal(38,6)"),
-])
-def test_type_lattice(kinds, expected):
-    assert type_of_kinds(kinds) == expected
-
-
-def test_column_types_are_spark_ddl_names_and_every_kind_has_one(spark):
-    expected = {ColumnType.BIGINT: T.LongType(), ColumnType.DECIMAL: T.DecimalType(38, 6),
-                ColumnType.STRING: T.StringType(), ColumnType.BOOLEAN: T.BooleanType(),
-                ColumnType.TIMESTAMP: T.TimestampType()}
-    parse_ddl = spark.sparkContext._jvm.org.apache.spark.sql.types.DataType.fromDDL
-    assert {t: T._parse_datatype_json_string(parse_ddl(t.value).json()) for t in ColumnType} == expected
-    assert {kind: kind.column_type for kind in ValueKind} == {
-        ValueKind.BOOLEAN: ColumnType.BOOLEAN, ValueKind.INTEGER: ColumnType.BIGINT, ValueKind.DECIMAL: ColumnType.DECIMAL,
-        ValueKind.TIME: ColumnType.TIMESTAMP, ValueKind.STRING: ColumnType.STRING}
-
-
-def test_plan_keeps_catalog_types_and_appends_new_columns_in_first_seen_order():
-    existing = [("a", "bigint"), ("b", "string")]
-    observed = [("c", {"s"}, (2, "m", 0)), ("a", {"s"}, (0, "m", 0)), ("d", {"i"}, (1, "m", 3)),
-                ("sent_at", {"s"}, (1, "m", 1)), ("e", set(), (0, "m", 5))]
-    schema = plan_schema(existing, observed, 5000)
-    assert schema.columns == (("a", "bigint"), ("b", "string"), ("sent_at", "timestamp"), ("d", "bigint"),
-                              ("c", "string"))
-    assert schema.new_columns == ("sent_at", "d", "c") and schema.refused == ()
-    # a table at its column limit takes the first seen, and names the others
-    limited = plan_schema(existing, observed, 3)
-    assert limited.columns == (("a", "bigint"), ("b", "string"), ("sent_at", "timestamp"))
-    assert (limited.new_columns, limited.refused) == (("sent_at",), ("d", "c"))
-    assert plan_schema(existing, observed, 1).columns == (("a", "bigint"), ("b", "string"))
 
 
 def test_received_at_in_any_rfc3339_form_routes_the_event(spark):
@@ -204,3 +183,4 @@ def test_received_at_in_any_rfc3339_form_routes_the_event(spark):
     assert row["reason"] is None
     assert row["partition"] == "day=2020-01-24/hr=06"
     assert row["_received_at"] == datetime(2020, 1, 24, 6, 29, 2, 402000)
+
