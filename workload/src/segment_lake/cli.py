@@ -12,13 +12,8 @@ from datetime import UTC
 from segment_lake_contract import DATE_PARTITIONS, DEFAULT_OLDER_THAN_HOURS, DEFAULT_TARGET_FILE_MB
 
 from . import interrupt
+from .emr_node import on_emr
 from .errors import SparkDied, classify, missing_input
-
-EMR_INFO = "/mnt/var/lib/info/job-flow.json"
-
-
-def _default_catalog() -> str:
-    return "glue" if os.path.exists(EMR_INFO) else "local"
 
 
 @dataclass(frozen=True)
@@ -74,7 +69,7 @@ NAMING = (
     option("--table-prefix", default="", help="prefix of every table name, e.g. ios_"),
     option("--date-partition", default="day_hour", choices=list(DATE_PARTITIONS),
            help="partition layout by receivedAt (default day_hour)"),
-    option("--catalog", choices=["local", "glue"], default=_default_catalog(),
+    option("--catalog", choices=["local", "glue"], default="glue" if on_emr() else "local",
            help="local: Spark's metastore inside the lake folder; glue: AWS Glue (default on EMR)"),
     AWS_REGION)
 SYNC = (
@@ -258,7 +253,6 @@ def sql_statements(text: str) -> list[str]:
 
 def run_suppress(args: argparse.Namespace) -> int:
     from .errors import InvalidSettings
-    from .layout import LakeLayout
     from .lock import source_lock
     from .state import SourceState
     from .storage import LakeStorage
@@ -270,7 +264,7 @@ def run_suppress(args: argparse.Namespace) -> int:
     if any(not value for value in ids):
         raise InvalidSettings("an empty --user-id or --anonymous-id matches no event: pass the id")
     spark, settings = _lake_session(args, "segment-lake suppress", args.source_id)
-    storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
+    storage, layout = LakeStorage(spark), settings.layout
     suppression = SuppressionList(storage, SourceState(storage, layout.state).suppressed_uri)
     if args.action != "list":
         with source_lock(spark, layout).held():  # never beside a running sync or deletion
@@ -291,7 +285,6 @@ def run_suppress(args: argparse.Namespace) -> int:
 def run_delete_users(args: argparse.Namespace) -> int:
     from .deletion import UserDeletion
     from .errors import InvalidSettings
-    from .layout import LakeLayout
     from .lock import source_lock
     from .progress import count
     from .state import require_known_source
@@ -303,7 +296,7 @@ def run_delete_users(args: argparse.Namespace) -> int:
     if any(not value for value in ids):
         raise InvalidSettings("an empty --user-id or --anonymous-id matches no event: pass the id")
     spark, settings = _lake_session(args, "segment-lake delete-users", args.source_id)
-    storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
+    storage, layout = LakeStorage(spark), settings.layout
     require_known_source(storage, layout)
     lock = source_lock(spark, layout)
     lock.run_id = "delete-users"  # named to a sync refused meanwhile
@@ -333,14 +326,13 @@ def _lake_session(args: argparse.Namespace, name: str, source_id: str | None = N
 
 
 def run_state(args: argparse.Namespace) -> int:
-    from .layout import LakeLayout
     from .lock import source_lock
     from .recovery import describe, reset
     from .state import SourceState
     from .storage import LakeStorage
 
     spark, settings = _lake_session(args, "segment-lake state", args.source_id)
-    storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
+    storage, layout = LakeStorage(spark), settings.layout
     state = SourceState(storage, layout.state)
     if args.action == "reset":
         with source_lock(spark, layout).held():  # never under a running sync
@@ -357,13 +349,12 @@ def run_history(args: argparse.Namespace) -> int:
 
     from .errors import InvalidSettings
     from .history import plot_history, read_history, render_table, success_share
-    from .layout import LakeLayout
     from .storage import LakeStorage, join
 
     if args.last < 1:
         raise InvalidSettings(f"invalid --last {args.last}: pass how many syncs to list, 1 or more")
     spark, settings = _lake_session(args, "segment-lake history", args.source_id)
-    reports, storage = LakeLayout(settings.lake_uri, settings.source_id).reports, LakeStorage(spark)
+    reports, storage = settings.layout.reports, LakeStorage(spark)
     if storage.glob(join(reports, "day=*", "source=*")):
         print(f"segment-lake: {args.lake} also has reports filed as reports/day=.../source=.../, which history does not "
               f"read: file them with `segment-lake move-reports --lake {args.lake}`", file=sys.stderr)
@@ -382,12 +373,11 @@ def run_history(args: argparse.Namespace) -> int:
 
 
 def run_move_reports(args: argparse.Namespace) -> int:
-    from .layout import LakeLayout
     from .storage import LakeStorage
     from .sync_reports import move_old_reports
 
     spark, settings = _lake_session(args, "segment-lake move-reports")
-    moved = move_old_reports(LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id).reports)
+    moved = move_old_reports(LakeStorage(spark), settings.layout.reports)
     print(f"moved {moved} report{'' if moved == 1 else 's'} to reports/source_id=.../day=.../run_id=.../")
     return 0
 
@@ -395,7 +385,6 @@ def run_move_reports(args: argparse.Namespace) -> int:
 def run_compact(args: argparse.Namespace) -> int:
     from .compaction import Compaction
     from .errors import InvalidSettings
-    from .layout import LakeLayout
     from .lock import source_lock
     from .session import build_session
     from .settings import SourceSettings
@@ -410,7 +399,7 @@ def run_compact(args: argparse.Namespace) -> int:
     spark = build_session(f"segment-lake compact {settings.source_id}", settings.lake_uri,
                           local_catalog=settings.catalog == "local", verbose=args.verbose)
     catalog = _catalog(spark, settings, args)
-    storage, layout = LakeStorage(spark), LakeLayout(settings.lake_uri, settings.source_id)
+    storage, layout = LakeStorage(spark), settings.layout
     if not catalog.database_exists(settings.database):
         raise InvalidSettings(f"no database {settings.database!r} in the {settings.catalog} catalog: pass the "
                               f"--source-slug or --glue-database the syncs of {settings.source_id} use")

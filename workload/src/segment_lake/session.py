@@ -3,7 +3,6 @@ Hive metastore (Derby) inside a local lake, or Glue."""
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import re
 import shutil
@@ -250,13 +249,3 @@ def _set_aside_half_created(database: str) -> None:
         os.rename(database, aside)
         print(f"segment-lake: the embedded catalog was left half-created by a killed run; moved it to {aside}",
               file=sys.stderr)
-
-
-
-def emr_cluster_id() -> str | None:
-    """The cluster id EMR writes on every node, when running there."""
-    try:
-        with open("/mnt/var/lib/info/job-flow.json") as info:
-            return json.load(info).get("jobFlowId")
-    except (OSError, ValueError):
-        return os.environ.get("EMR_CLUSTER_ID")

@@ -17,6 +17,7 @@ from segment_lake_contract import (
 )
 
 from .errors import InvalidSettings
+from .layout import LakeLayout
 from .storage import normalize_uri
 
 URI_SCHEMES = ("file", "s3", "s3a")
@@ -48,6 +49,10 @@ class LakeSettings:
         if self.source_id is not None:
             _check(self.source_id, SOURCE_ID)
         object.__setattr__(self, "lake_uri", _uri(self.lake_uri, "--lake"))
+
+    @property
+    def layout(self) -> LakeLayout:
+        return LakeLayout(self.lake_uri, self.source_id)
 
     def require_lake(self, given: str) -> None:
         """Refuses a local lake folder that does not exist (a command would otherwise create an empty one), naming it
@@ -113,9 +118,8 @@ class SyncSettings(SourceSettings):
     lock_wait_minutes: int = 0  # while another run holds the source's lock, wait this long for it before refusing
 
     def __post_init__(self) -> None:
-        _check(self.source_id, SOURCE_ID)
-        object.__setattr__(self, "input_uri", _uri(self.input_uri, "--input"))
         super().__post_init__()
+        object.__setattr__(self, "input_uri", _uri(self.input_uri, "--input"))
         if self.max_records_per_file < 1:
             raise InvalidSettings(f"max records per file {self.max_records_per_file} must be at least 1")
         if self.max_columns_per_table < 1:

@@ -19,11 +19,12 @@ from .catalog import Catalog
 from .catalog.run_changes import record_changes, table_changes
 from .dedup import dedup
 from .discover import discover, summary
+from .emr_node import emr_cluster_id
 from .environment import SyncEnvironment
 from .errors import classify, jvm_failure
 from .infer import infer
 from .journal import finish_unfinished
-from .layout import LakeLayout, lake_bucket
+from .layout import lake_bucket
 from .lock import SourceLock, source_lock
 from .names import ensure_database
 from .parse import parse
@@ -31,7 +32,7 @@ from .progress import HEARTBEAT_SECONDS, Progress, Sink, count, spark_tasks, std
 from .publish import publish
 from .report import RunResult, TableResult, file_report
 from .report import where as report_where
-from .session import emr_cluster_id, jvm_exit_code
+from .session import jvm_exit_code
 from .settings import SyncSettings
 from .state import SourceState, new_run_id
 from .storage import LakeStorage
@@ -46,7 +47,7 @@ class Sync:
     def __init__(self, spark: SparkSession, settings: SyncSettings, catalog: Catalog,
                  progress: Sink = stderr_sink, heartbeat_seconds: float = HEARTBEAT_SECONDS,
                  lock: SourceLock | None = None, storage: LakeStorage | None = None) -> None:
-        layout = LakeLayout(settings.lake_uri, settings.source_id)
+        layout = settings.layout
         storage = storage or LakeStorage(spark)
         self.env = SyncEnvironment(
             spark, settings, catalog, storage, layout, SourceState(storage, layout.state),
