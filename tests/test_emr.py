@@ -109,6 +109,7 @@ def test_cluster_options_are_wired():
     from segment_data_lake import (
         AwsAccount,
         BootstrapAction,
+        DataLakeBucket,
         DataLakeCluster,
         DataLakeRoles,
         DataLakeRolesProps,
@@ -127,10 +128,11 @@ def test_cluster_options_are_wired():
         extra_configurations=[{"Classification": "spark-defaults", "Properties": {"spark.sql.shuffle.partitions": "64"}}],
         task_instance_type="r5.2xlarge", core_instance_count=1, tags={"vendor": "segment", "cost": "lake"},
         bootstrap_actions=[BootstrapAction("hello", "s3://b/hello.sh", ["a"])])
-    roles = DataLakeRoles(stack, "Roles", props=DataLakeRolesProps(external_ids=["ws1"]), bucket_arn="arn:aws:s3:::b",
+    bucket = DataLakeBucket.from_bucket_name("cluster-alone-lake")  # its ARN in the stack's partition
+    roles = DataLakeRoles(stack, "Roles", props=DataLakeRolesProps(external_ids=["ws1"]), bucket=bucket,
                           glue_databases=["web"], account=account)
     # alone, the cluster brings its own security (key, configuration, groups) and grants its key to the roles
-    emr = DataLakeCluster(stack, "Emr", props=props, roles=roles, bucket_name="b", account=account)
+    emr = DataLakeCluster(stack, "Emr", props=props, roles=roles, bucket=bucket, account=account)
     synthesized = json.loads(Testing.synth(stack))
     assert emr.security.props == props.security_props()
     [(key_policy_id, key_policy)] = [(k, p) for k, p in resources(synthesized, "aws_iam_policy").items()

@@ -6,7 +6,7 @@ import pytest
 from cdktf import App, TerraformStack
 from stack_helpers import resources
 
-from segment_data_lake import GlueCatalog, GlueCatalogProps, SegmentSource
+from segment_data_lake import DataLakeBucket, GlueCatalog, GlueCatalogProps, SegmentSource
 
 pytestmark = pytest.mark.constructs
 
@@ -57,7 +57,7 @@ def test_lake_formation_grants_only_what_each_role_uses(synthesized):
 def test_lake_formation_readers_may_describe_and_select(synthesized):
     stack = TerraformStack(App(), "readers")
     analyst = "arn:aws:iam::123456789012:role/analyst"
-    catalog = GlueCatalog(stack, "Glue", bucket_arn="arn:aws:s3:::lake", props=GlueCatalogProps(
+    catalog = GlueCatalog(stack, "Glue", bucket=DataLakeBucket.from_bucket_name("lake", partition="aws"), props=GlueCatalogProps(
         sources=[SegmentSource(source_id="a1", slug="web")], create_glue_databases=True, lake_formation=True,
         lake_formation_role_arns=[analyst], register_bucket=False, create_reports_database=False))
     synthesized_readers = json.loads(cdktf.Testing.synth(stack))

@@ -128,9 +128,9 @@ CASES = [
     (lambda: GlueCatalogProps(sources=[SegmentSource(source_id="a1", slug="web")], lake_formation=True),
      "lake_formation=True grants on the sources' Glue databases"),
     (lambda: SegmentS3DestinationProps(workspace_id="bad id!"), "invalid external id 'bad id!'"),
-    (lambda: WorkloadDeliveryProps(bucket_name="b", bundle_path=Path("/nowhere/app.zip")),
+    (lambda: WorkloadDeliveryProps(bundle_path=Path("/nowhere/app.zip")),
      "sync app bundle '/nowhere/app.zip' does not exist: pass the path of one built by `make bundle`"),
-    (lambda: WorkloadDeliveryProps(bucket_name="b", bundle_path=Path(__file__)),
+    (lambda: WorkloadDeliveryProps(bundle_path=Path(__file__)),
      "is not a sync app bundle (no run-sync.sh): build it with `make bundle`"),
 ]
 
@@ -251,4 +251,4 @@ def test_a_step_script_terraform_would_misread_is_refused(tmp_path):
         archive.writestr("site/segment_lake/cli.py", "")
         archive.writestr("site/segment_lake_contract.py", "")
     with pytest.raises(DataLakeConfigError, match="run-sync.sh in .* holds '\\$\\{' or '%\\{', which Terraform would read"):
-        WorkloadDeliveryProps(bucket_name="b", bundle_path=bundle)
+        WorkloadDeliveryProps(bundle_path=bundle)

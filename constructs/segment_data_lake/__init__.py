@@ -3,7 +3,7 @@
 ``SegmentDataLake`` composes the smaller constructs, each usable alone.
 """
 from .account import AwsAccount
-from .bucket import DataLakeBucket, DataLakeBucketProps, LakeBucketRef
+from .bucket import DataLakeBucket, DataLakeBucketProps, LakeBucket, LakeBucketRef
 from .data_lake import DataLakeOutputs, SegmentDataLake, SegmentDataLakeProps
 from .emr import BootstrapAction, DataLakeCluster, EmrClusterProps, ManagedScaling
 from .emr_security import EmrManagedSecurityGroups, EmrSecurity, EmrSecurityProps
@@ -20,7 +20,7 @@ __all__ = [
     "AwsAccount", "BootstrapAction", "DATE_PARTITIONS", "DataLakeBucket", "DataLakeBucketProps", "DataLakeCluster",
     "DataLakeConfigError", "DataLakeOutputs", "DataLakeRoles", "DataLakeRolesProps", "EmrClusterProps",
     "EmrManagedSecurityGroups", "EmrSecurity", "EmrSecurityProps", "ExistingIamResource", "GlueCatalog",
-    "GlueCatalogProps", "LakeBucketRef", "ManagedScaling",
+    "GlueCatalogProps", "LakeBucket", "LakeBucketRef", "ManagedScaling",
     "ReplayCluster", "ReplayClusterProps", "SEGMENT_PRODUCTION_ROLE", "SEGMENT_S3_INTEGRATION_ROLE",
     "SegmentDataLake", "SegmentDataLakeProps", "SegmentS3Destination", "SegmentS3DestinationProps", "SegmentSource",
     "SyncSchedules", "SyncSchedulesProps", "WorkloadDelivery", "WorkloadDeliveryProps",

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from constructs import Construct
 
@@ -88,6 +89,20 @@ class DataLakeBucketProps:
         if self.kms_key_arn is not None and not self.create_bucket:
             validation.fail("kms_key_arn is set for an existing bucket: set the bucket's encryption yourself, "
                             "or set create_bucket=True")
+
+
+class LakeBucket(Protocol):
+    """What the constructs need of the lake's bucket (as aws-cdk's ``IBucket``): a :class:`DataLakeBucket`, or a
+    :class:`LakeBucketRef` from :meth:`DataLakeBucket.from_bucket_name`."""
+
+    bucket_name: str
+    bucket_arn: str | None
+    kms_key_arn: str | None
+
+
+def with_arn(bucket: LakeBucket, partition: str) -> LakeBucket:
+    """``bucket`` with its ARN: a brought one's is in ``partition`` (the stack's) unless it names its own."""
+    return bucket.in_partition(partition) if isinstance(bucket, LakeBucketRef) else bucket
 
 
 @dataclass(frozen=True)

@@ -145,11 +145,11 @@ class SegmentDataLake(Construct):
         databases = list(dict.fromkeys(source.database for source in props.sources))
         self.roles = DataLakeRoles(
             self, "Roles", props=_with_tags(replace(props.access, vendor_role=props.sync_runner == "segment"), tags),
-            bucket_arn=self.bucket.bucket_arn, glue_databases=databases, account=self.account)
+            bucket=self.bucket, glue_databases=databases, account=self.account)
         self.s3_destination = None
         if props.s3_destination:
             self.s3_destination = SegmentS3Destination(
-                self, "S3Destination", bucket_arn=self.bucket.bucket_arn, props=SegmentS3DestinationProps(
+                self, "S3Destination", bucket=self.bucket, account=self.account, props=SegmentS3DestinationProps(
                     workspace_id=props.workspace, name_suffix=props.access.name_suffix, tags=tags))
         if self.bucket.kms_key_arn:
             self.roles.grant_key_use("BucketKey", self.bucket.kms_key_arn)
@@ -159,23 +159,19 @@ class SegmentDataLake(Construct):
         # Created here, not by the cluster, so that its key and groups keep the addresses they always had.
         self.security = EmrSecurity(self, "Security", props=cluster_props.security_props(), account=self.account)
         self.cluster = DataLakeCluster(self, "Emr", props=cluster_props, roles=self.roles, security=self.security,
-                                       bucket_name=self.bucket.bucket_name, account=self.account)
+                                       bucket=self.bucket, account=self.account)
         self.workload = self.schedules = self.replay_cluster = None
         if props.sync_runner == "self":
             self.workload = WorkloadDelivery(self, "Workload", props=WorkloadDeliveryProps(
-                bucket_name=self.bucket.bucket_name, bundle_path=props.bundle_path))
-            self.schedules = SyncSchedules(
-                self, "Schedules", props=props.schedule_props(), cluster_id=self.cluster.cluster_id,
-                cluster_arn=self.cluster.cluster_arn, bucket_name=self.bucket.bucket_name, workload=self.workload,
-                account=self.account)
+                bundle_path=props.bundle_path), bucket=self.bucket)
+            self.schedules = SyncSchedules(self, "Schedules", props=props.schedule_props(), cluster=self.cluster,
+                                           bucket=self.bucket, workload=self.workload, account=self.account)
             if props.replay_cluster is not None:
                 self.replay_cluster = ReplayCluster(
                     self, "Replay", props=props.replay_cluster, cluster=self.cluster, roles=self.roles,
-                    workload=self.workload, sources=props.sources, bucket_name=self.bucket.bucket_name,
-                    bucket_arn=self.bucket.bucket_arn, workspace_id=props.workspace,
-                    bucket_kms_key_arn=self.bucket.kms_key_arn, account=self.account)
-        self.catalog = GlueCatalog(self, "Glue", props=props.catalog_props(), bucket_arn=self.bucket.bucket_arn,
-                                   account=self.account)
+                    workload=self.workload, sources=props.sources, bucket=self.bucket,
+                    workspace_id=props.workspace, account=self.account)
+        self.catalog = GlueCatalog(self, "Glue", props=props.catalog_props(), bucket=self.bucket, account=self.account)
         if props.lake_formation:
             self.catalog.grant_sync(self.roles.emr_instance_role.arn, name="EmrInstanceRole")
             if self.roles.vendor_role:

@@ -24,6 +24,7 @@ from .aws import (
     EmrManagedScalingPolicyComputeLimits,
     TerraformResourceLifecycle,
 )
+from .bucket import LakeBucket
 from .emr_security import EmrManagedSecurityGroups, EmrSecurity, EmrSecurityProps
 from .iam import DataLakeRoles
 from .scan_marks import mark
@@ -250,7 +251,7 @@ class DataLakeCluster(Construct):
     ``managed_scaling_policy``, ``security`` (:class:`EmrSecurity`).
     """
 
-    def __init__(self, scope: Construct, id: str, *, props: EmrClusterProps, roles: DataLakeRoles, bucket_name: str,
+    def __init__(self, scope: Construct, id: str, *, props: EmrClusterProps, roles: DataLakeRoles, bucket: LakeBucket,
                  security: EmrSecurity | None = None, account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
         self.props = props
@@ -263,7 +264,7 @@ class DataLakeCluster(Construct):
             name=props.name,
             release_label=props.release_label,
             applications=["Hadoop", "Hive", "Spark", *props.extra_applications],
-            log_uri=f"s3://{bucket_name}/logs/",
+            log_uri=f"s3://{bucket.bucket_name}/logs/",
             service_role=roles.emr_service_role.arn,
             security_configuration=security.security_configuration_name,
             termination_protection=props.termination_protection,

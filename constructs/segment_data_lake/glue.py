@@ -18,6 +18,7 @@ from .aws import (
     LakeformationPermissionsTable,
     LakeformationResource,
 )
+from .bucket import LakeBucket, with_arn
 from .sources import SegmentSource, validate_sources
 
 # What the sync's Glue calls need from Lake Formation: GetDatabase, GetTables, GetTable, GetPartitions and
@@ -78,11 +79,12 @@ class GlueCatalog(Construct):
     ``None``), ``grants``.
     """
 
-    def __init__(self, scope: Construct, id: str, *, props: GlueCatalogProps, bucket_arn: str,
+    def __init__(self, scope: Construct, id: str, *, props: GlueCatalogProps, bucket: LakeBucket,
                  account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
         self.props = props
-        self.bucket_arn = bucket_arn
+        self._account = AwsAccount.of(self, account)
+        self.bucket_arn = bucket_arn = with_arn(bucket, self._account.partition).bucket_arn
         self.database_names = list(dict.fromkeys(source.database for source in props.sources))
         self.databases: dict[str, GlueCatalogDatabase] = {}
         self.grants: list[LakeformationPermissions] = []
@@ -94,7 +96,6 @@ class GlueCatalog(Construct):
                     self, f"Database-{name}", name=name, description="Segment Data Lakes tables of one or more sources")
         if not props.lake_formation:
             return
-        self._account = AwsAccount.of(self, account)
         if props.create_reports_database:
             self.databases[REPORTS_DATABASE] = GlueCatalogDatabase(
                 self, "ReportsDatabase", name=REPORTS_DATABASE, description="Segment Data Lakes sync reports")

@@ -19,6 +19,7 @@ import segment_lake_contract as contract
 from . import policy_documents, validation
 from .account import AwsAccount
 from .aws import IamPolicy, S3Object
+from .bucket import LakeBucket, with_arn
 from .emr import DataLakeCluster, EmrClusterProps, ManagedScaling, default_configurations, merge_configurations
 from .iam import DataLakeRoles
 from .schedule import sync_command
@@ -156,12 +157,13 @@ class ReplayCluster(Construct):
     """
 
     def __init__(self, scope: Construct, id: str, *, props: ReplayClusterProps, cluster: DataLakeCluster,
-                 roles: DataLakeRoles, workload: WorkloadDelivery, sources: Sequence[SegmentSource], bucket_name: str,
-                 bucket_arn: str, workspace_id: str | None = None, bucket_kms_key_arn: str | None = None,
-                 account: AwsAccount | None = None) -> None:
+                 roles: DataLakeRoles, workload: WorkloadDelivery, sources: Sequence[SegmentSource],
+                 bucket: LakeBucket, workspace_id: str | None = None, account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
         validate_sources(sources)
         account = AwsAccount.of(self, account)
+        bucket = with_arn(bucket, account.partition)
+        bucket_name = bucket.bucket_name
         self.props = props = props.resolved(cluster.props)
         security = cluster.security
         identity = ClusterIdentity(
@@ -186,12 +188,12 @@ class ReplayCluster(Construct):
                                         content=json.dumps(self.template, indent=2), content_type="application/json")
         self.template_uri = f"s3://{bucket_name}/{key}"
         document = policy_documents.render(
-            "replay-launcher-permissions", bucket_arn=bucket_arn, template_prefix=contract.REPLAY_TEMPLATES_PREFIX,
+            "replay-launcher-permissions", bucket_arn=bucket.bucket_arn, template_prefix=contract.REPLAY_TEMPLATES_PREFIX,
             partition=account.partition, region=account.region, account_id=account.account_id,
             **roles.pass_role_values())
-        if bucket_kms_key_arn:  # the template is encrypted with the bucket's key
+        if bucket.kms_key_arn:  # the template is encrypted with the bucket's key
             document["Statement"].append({"Sid": "ReadTheTemplateWithTheBucketKey", "Effect": "Allow",
-                                          "Action": "kms:Decrypt", "Resource": bucket_kms_key_arn})
+                                          "Action": "kms:Decrypt", "Resource": bucket.kms_key_arn})
         self.launcher_policy = IamPolicy(
             self, "LauncherPolicy", name=f"SegmentDataLakeReplayLauncherPolicy{roles.props.name_suffix}",
             description="Start and follow replay clusters of the Segment data lake (segment-lake replay-on-emr)",

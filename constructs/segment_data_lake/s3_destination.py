@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from constructs import Construct
 
 from . import policy_documents, validation
+from .account import AwsAccount
 from .aws import IamPolicy, IamRole, IamRolePolicyAttachment
+from .bucket import LakeBucket, with_arn
 from .tagging import with_vendor_tag
 
 SEGMENT_S3_INTEGRATION_ROLE = "arn:aws:iam::595280932656:role/segment-s3-integration-production-access"
@@ -45,9 +47,11 @@ class SegmentS3Destination(Construct):
     Attributes: ``role``, ``role_arn``, ``policy``.
     """
 
-    def __init__(self, scope: Construct, id: str, *, props: SegmentS3DestinationProps, bucket_arn: str) -> None:
+    def __init__(self, scope: Construct, id: str, *, props: SegmentS3DestinationProps, bucket: LakeBucket,
+                 account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
         self.props = props
+        bucket_arn = with_arn(bucket, AwsAccount.of(self, account).partition).bucket_arn
         self._tags = tags = with_vendor_tag(props.tags)
         self.role = IamRole(
             self, "Role", name=f"SegmentS3DestinationRole{props.name_suffix}",

@@ -19,6 +19,8 @@ from .aws import (
     SchedulerScheduleTarget,
     SchedulerScheduleTargetRetryPolicy,
 )
+from .bucket import LakeBucket
+from .emr import DataLakeCluster
 from .scan_marks import mark
 from .sources import SegmentSource, validate_sources
 from .tagging import with_vendor_tag
@@ -97,8 +99,8 @@ class SyncSchedules(Construct):
     ``workspace_id`` (the Segment workspace) is passed to every sync, which copies it into its reports.
     """
 
-    def __init__(self, scope: Construct, id: str, *, props: SyncSchedulesProps, cluster_id: str, cluster_arn: str,
-                 bucket_name: str, workload: WorkloadDelivery, account: AwsAccount | None = None) -> None:
+    def __init__(self, scope: Construct, id: str, *, props: SyncSchedulesProps, cluster: DataLakeCluster,
+                 bucket: LakeBucket, workload: WorkloadDelivery, account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
         self.props = props
         account = AwsAccount.of(self, account)
@@ -114,7 +116,7 @@ class SyncSchedules(Construct):
                                                             schedule_group_arn=self.group.arn),
             tags=role_tags,
         )
-        document = policy_documents.render("scheduler-permissions", cluster_arn=cluster_arn)
+        document = policy_documents.render("scheduler-permissions", cluster_arn=cluster.cluster_arn)
         if props.kms_key_arn:  # Scheduler decrypts a schedule's target with its key, as the role
             document["Statement"].append({"Sid": "DecryptTheSchedulesWithTheirKey", "Effect": "Allow",
                                           "Action": "kms:Decrypt", "Resource": props.kms_key_arn})
@@ -134,8 +136,8 @@ class SyncSchedules(Construct):
                 target=SchedulerScheduleTarget(
                     arn=f"arn:{account.partition}:scheduler:::aws-sdk:emr:addJobFlowSteps",
                     role_arn=self.role.arn,
-                    input=add_job_flow_steps_input(cluster_id, source, workload.step_jar, workload.step_args(
-                        sync_command(source, bucket_name, account.region, props.workspace_id))),
+                    input=add_job_flow_steps_input(cluster.cluster_id, source, workload.step_jar, workload.step_args(
+                        sync_command(source, bucket.bucket_name, account.region, props.workspace_id))),
                     # The next scheduled run picks up whatever a missed one left.
                     retry_policy=SchedulerScheduleTargetRetryPolicy(
                         maximum_retry_attempts=2, maximum_event_age_in_seconds=3600),

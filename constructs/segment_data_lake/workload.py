@@ -17,6 +17,7 @@ from segment_lake_contract import APP_PREFIX
 
 from . import validation
 from .aws import AssetType, S3Object, TerraformAsset, TerraformResourceLifecycle
+from .bucket import LakeBucket
 
 BUNDLE_NAME = "segment-lake-app.zip"
 STEP_SCRIPT = "run-sync.sh"
@@ -51,12 +52,10 @@ def packaged_bundle() -> Path:
 class WorkloadDeliveryProps:
     """Props of :class:`WorkloadDelivery`.
 
-    :param bucket_name: the lake bucket; the bundle goes under ``segment-lake-app/<content hash>/``.
     :param bundle_path: the sync app's bundle, as ``make bundle`` builds it (default: the one shipped
         in this package).
     """
 
-    bucket_name: str
     bundle_path: Path | None = None
 
     def __post_init__(self) -> None:
@@ -86,22 +85,23 @@ class WorkloadDelivery(Construct):
     ``step_script_uri``, ``step_jar`` and ``step_args()`` (the command-runner step of a sync).
     """
 
-    def __init__(self, scope: Construct, id: str, *, props: WorkloadDeliveryProps) -> None:
+    def __init__(self, scope: Construct, id: str, *, props: WorkloadDeliveryProps, bucket: LakeBucket) -> None:
         super().__init__(scope, id)
         self.props = props
+        bucket_name = bucket.bucket_name
         bundle = Path(props.bundle_path)
         self.asset = TerraformAsset(self, "Bundle", path=str(bundle), type=AssetType.FILE)
         prefix = f"{APP_PREFIX}{release_id(bundle)}"
-        self.bundle_object = S3Object(self, "BundleObject", bucket=props.bucket_name, key=f"{prefix}/{BUNDLE_NAME}",
+        self.bundle_object = S3Object(self, "BundleObject", bucket=bucket_name, key=f"{prefix}/{BUNDLE_NAME}",
                                       source=self.asset.path, content_type="application/zip",
                                       lifecycle=_NEW_RELEASE_FIRST)
         with zipfile.ZipFile(bundle) as archive:
             script = archive.read(STEP_SCRIPT).decode()
-        self.step_script_object = S3Object(self, "StepScriptObject", bucket=props.bucket_name,
+        self.step_script_object = S3Object(self, "StepScriptObject", bucket=bucket_name,
                                            key=f"{prefix}/{STEP_SCRIPT}", content=script,
                                            content_type="text/x-shellscript", lifecycle=_NEW_RELEASE_FIRST)
-        self.bundle_uri = f"s3://{props.bucket_name}/{self.bundle_object.key}"
-        self.step_script_uri = f"s3://{props.bucket_name}/{self.step_script_object.key}"
+        self.bundle_uri = f"s3://{bucket_name}/{self.bundle_object.key}"
+        self.step_script_uri = f"s3://{bucket_name}/{self.step_script_object.key}"
         self.step_jar = "command-runner.jar"
 
     def step_args(self, command: list[str]) -> list[str]:
