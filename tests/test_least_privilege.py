@@ -192,3 +192,42 @@ def test_nothing_secret_is_printed_or_reported(tmp_path, aws_endpoint, s3a):
     for text in [finished.stdout, finished.stderr, failed.stdout, failed.stderr, *reports]:
         for name, secret in secrets.items():
             assert secret not in text and secret[-8:] not in text, f"{name} was printed"
+
+
+def test_a_spark_reader_under_grant_read_reads_the_tables_and_reports(spark, recorded_commands, aws_endpoint):
+    """What a reader asks of the lake the commands left (Spark through s3a, recorded on the endpoint's side; the Glue
+    calls of a query engine finding a table and its partitions), judged against the policy that grant_read attaches
+    to a role of main.py's lake."""
+    from cdktf import Testing
+    from conftest import APPS, load_module
+
+    from segment_data_lake.aws import IamRole
+
+    app = load_module(APPS["segment-data-lake"], "app_reader")
+    stack = app.DataLakeStack(Testing.app(), "reader", {})
+    analyst = IamRole(stack, "Analyst", name="lake-analyst", assume_role_policy=json.dumps({
+        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                "Principal": {"AWS": "arn:aws:iam::123456789012:root"}}]}))
+    stack.lake.grant_read("Analyst", analyst)
+    documents = permissions(json.loads(Testing.synth(stack)), "lake-analyst")
+
+    proxy = FaultProxy(aws_endpoint)
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    conf.set(f"fs.s3a.bucket.{BUCKET}.endpoint", proxy.start())
+    conf.set("fs.s3a.impl.disable.cache", "true")  # the commands' s3a client spoke to their own proxy
+    try:
+        with botocore_calls(boto3.DEFAULT_SESSION) as calls:
+            glue = boto3.client("glue", endpoint_url=aws_endpoint, region_name=REGION)
+            location = glue.get_table(DatabaseName="web_app", Name="identify")["Table"]["StorageDescriptor"]["Location"]
+            glue.get_partitions(DatabaseName="web_app", TableName="identify")
+            rows = spark.read.parquet(location.replace("s3://", "s3a://", 1)).count()
+            reports = spark.read.json(f"s3a://{BUCKET}/segment-data/reports/").count()
+        calls += [c for request in proxy.requests for c in s3_request_calls(request)]
+    finally:
+        conf.unset(f"fs.s3a.bucket.{BUCKET}.endpoint")
+        conf.unset("fs.s3a.impl.disable.cache")
+        proxy.stop()
+    assert rows > 0 and reports > 0
+    assert {"s3:GetObject", "s3:ListBucket", "glue:GetTable", "glue:GetPartitions"} <= {a for a, _ in calls}
+    refused = sorted({(action, resource) for action, resource in calls if not allowed(documents, Request(action, resource))})
+    assert not refused, f"grant_read lacks {refused[:5]}"
