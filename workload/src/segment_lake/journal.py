@@ -8,10 +8,14 @@ each step found done or not from the files and the catalog so that it can run ag
 report, and removes the journal and the stage (``<name>-stage/``). Without a journal, a stage is what one that died
 before its journal left, and is removed.
 
-Deletion (deletion.py) and compaction (compaction.py) are such operations, each with a typed journal and report that
-the CLI formats. A sync's run is journaled by its manifest
-(state.py: a crashed run is redone, not switched); the landed index by its generation file (landed_index.py: the
-switch is that one write).
+Deletion (deletion.py) and compaction (compaction.py) are such operations, each with a typed journal and a typed
+report that the CLI formats. Two other switches keep shapes of their own, for a reason each:
+- a sync's run is journaled by its manifest (state.py), written before anything is staged: a crashed run is redone
+  from its input (its own files replaced), not switched from a plan;
+- the landed index's generation (landed_index.py) is switched by one write, its pointer file, which stays: the
+  pointer is both journal and switch, and the run folders it merged are removed after it (after a crash, by the
+  next compaction). As a journaled operation it would add a journal write, and either copy the index out of a
+  stage or keep a stage that is never removed.
 """
 from __future__ import annotations
 
