@@ -45,8 +45,16 @@ def test_bringing_needs_names_and_the_profiles_role():
                                                   "cluster_kms_key_arn: pass the KMS key it encrypts with"):
         EmrClusterProps(subnet_id="subnet-0a1b2c3d", security_configuration_name="platform")
     with pytest.raises(DataLakeConfigError, match="in_transit_certificate_s3_uri sets TLS in a security configuration"):
-        EmrClusterProps(subnet_id="subnet-0a1b2c3d", security_configuration_name="platform", cluster_kms_key_arn="k",
+        EmrClusterProps(subnet_id="subnet-0a1b2c3d", security_configuration_name="platform",
+                        cluster_kms_key_arn="arn:aws:kms:us-east-1:111122223333:key/k1",
                         in_transit_certificate_s3_uri="s3://certs/tls.zip")
+    with pytest.raises(DataLakeConfigError, match="invalid cluster_kms_key_arn 'alias/platform': use the key's ARN"):
+        EmrClusterProps(subnet_id="subnet-0a1b2c3d", cluster_kms_key_arn="alias/platform")
+    with pytest.raises(DataLakeConfigError, match="security groups sg-0a1b2c3d, sg-0a1b2c3d and sg-0a1b2c3e are not "
+                                                  "three groups"):
+        EmrManagedSecurityGroups(master="sg-0a1b2c3d", core_task="sg-0a1b2c3d", service_access="sg-0a1b2c3e")
+    with pytest.raises(DataLakeConfigError, match="managed_security_groups .* is not an EmrManagedSecurityGroups"):
+        EmrClusterProps(subnet_id="subnet-0a1b2c3d", managed_security_groups=("sg-0a1b2c3d",))
     with pytest.raises(DataLakeConfigError, match="invalid core_task security group id 'default'"):
         EmrManagedSecurityGroups(master="sg-0a1b2c3d", core_task="default", service_access="sg-0a1b2c3e")
     assert DataLakeBucket.from_bucket_name("acme-lake", partition="aws-cn").bucket_arn == "arn:aws-cn:s3:::acme-lake"

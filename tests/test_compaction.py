@@ -19,6 +19,7 @@ from segment_lake.compaction import (
     Merge,
     StateCompaction,
     TableCompaction,
+    compaction_report,
     files_wanted,
     partition_end,
 )
@@ -53,6 +54,15 @@ def test_partition_times_sizes_journal_and_locations():
     flat = {"processed_lists_merged": 2, "landed_runs_merged": 3, "landed_ids_before": 9, "landed_ids_after": 4,
             "landed_horizon": "2024-04-23T00:00:00+00:00"}
     assert StateCompaction.from_dict(flat) == journal.state
+    old = json.loads(journal.to_json())
+    del old["data_files"]
+    old["state"] = flat
+    report = compaction_report(CompactionJournal.from_json(json.dumps(old)), datetime(2024, 5, 1, tzinfo=UTC))
+    assert (report.files_before, report.files_after, report.state) == (None, None, journal.state)  # not counted then
+    # a partition whose merged files were gone keeps its files: it is not counted as merged
+    lost = compaction_report(journal, datetime(2024, 5, 1, tzinfo=UTC), ("page 2024-01-02/03",))
+    assert (lost.partitions_compacted, lost.merged_files_before, lost.files_after, lost.tables) == (0, 0, 40, {})
+    assert report.partitions_compacted == 1 and report.merged_files_before == 2
     assert same_location("s3://b/x/day=1/", "s3a://b/x/day=1") and same_location("file:/l/a%20b", "file:///l/a b")
     assert not same_location("s3://b/x/day=1", "s3://b/x/day=10")
 

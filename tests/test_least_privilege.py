@@ -214,6 +214,7 @@ def test_a_spark_reader_under_grant_read_reads_the_tables_and_reports(spark, rec
     proxy = FaultProxy(aws_endpoint)
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     conf.set(f"fs.s3a.bucket.{BUCKET}.endpoint", proxy.start())
+    cached = conf.get("fs.s3a.impl.disable.cache")
     conf.set("fs.s3a.impl.disable.cache", "true")  # the commands' s3a client spoke to their own proxy
     try:
         with botocore_calls(boto3.DEFAULT_SESSION) as calls:
@@ -225,7 +226,10 @@ def test_a_spark_reader_under_grant_read_reads_the_tables_and_reports(spark, rec
         calls += [c for request in proxy.requests for c in s3_request_calls(request)]
     finally:
         conf.unset(f"fs.s3a.bucket.{BUCKET}.endpoint")
-        conf.unset("fs.s3a.impl.disable.cache")
+        if cached is None:
+            conf.unset("fs.s3a.impl.disable.cache")
+        else:
+            conf.set("fs.s3a.impl.disable.cache", cached)
         proxy.stop()
     assert rows > 0 and reports > 0
     assert {"s3:GetObject", "s3:ListBucket", "glue:GetTable", "glue:GetPartitions"} <= {a for a, _ in calls}

@@ -25,5 +25,8 @@ class AwsAccount(Construct):
 
     @staticmethod
     def of(scope: Construct, given: AwsAccount | None) -> AwsAccount:
-        """The given account context, or a new one under ``scope``."""
-        return given if given is not None else AwsAccount(scope, "Account")
+        """The given account context, or the one under ``scope`` (made on first use)."""
+        if given is not None:
+            return given
+        existing = scope.node.try_find_child("Account")
+        return existing if isinstance(existing, AwsAccount) else AwsAccount(scope, "Account")

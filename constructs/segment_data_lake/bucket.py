@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -100,9 +100,9 @@ class LakeBucket(Protocol):
     kms_key_arn: str | None
 
 
-def with_arn(bucket: LakeBucket, partition: str) -> LakeBucket:
-    """``bucket`` with its ARN: a brought one's is in ``partition`` (the stack's) unless it names its own."""
-    return bucket.in_partition(partition) if isinstance(bucket, LakeBucketRef) else bucket
+def arn_of(bucket: LakeBucket, partition: Callable[[], str]) -> str:
+    """The bucket's ARN: a brought one's is in ``partition()`` (the stack's) unless it names its own."""
+    return bucket.bucket_arn or f"arn:{partition()}:s3:::{bucket.bucket_name}"
 
 
 @dataclass(frozen=True)

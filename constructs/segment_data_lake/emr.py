@@ -113,7 +113,7 @@ class EmrClusterProps:
     :param security_configuration_name: an existing EMR security configuration, brought instead of created
         (default: a new one, IMDSv2 only, encrypting at rest with the cluster's key); needs ``cluster_kms_key_arn``.
     :param managed_security_groups: existing EMR-managed security groups, brought instead of created
-        (default: three new groups with no rules of their own).
+        (default: three new groups with no rules of their own); tagged as the subnet is.
     :param extra_applications: applications besides Hadoop, Hive and Spark.
     :param extra_configurations: EMR configuration classifications added to the defaults.
     :param step_concurrency_level: steps that may run at once (1 runs syncs one after another).

@@ -37,7 +37,9 @@ def security_configuration_document(cluster_key_arn: str, in_transit_certificate
 @dataclass(frozen=True)
 class EmrManagedSecurityGroups:
     """Existing EMR-managed security groups, brought instead of created. EMR writes their rules, which reference
-    each other: bring three groups made for one cluster, in the subnet's VPC, with no ingress from 0.0.0.0/0.
+    each other: bring three distinct groups made for one cluster, in the subnet's VPC, with no ingress from
+    0.0.0.0/0, each tagged ``for-use-with-amazon-emr-managed-policies=true`` (``AmazonEMRServicePolicy_v2`` lets EMR
+    change only groups with that tag).
 
     :param master: group of the master node.
     :param core_task: group of the core and task nodes.
@@ -52,6 +54,9 @@ class EmrManagedSecurityGroups:
         for role in ("master", "core_task", "service_access"):
             validation.matches(getattr(self, role), r"sg-[0-9a-f]{8,17}", f"{role} security group id",
                                "use the id of an existing security group, like sg-0123456789abcdef0")
+        if len({self.master, self.core_task, self.service_access}) < 3:
+            validation.fail(f"the EMR-managed security groups {self.master}, {self.core_task} and "
+                            f"{self.service_access} are not three groups: bring one group for each role")
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,8 @@ class EmrSecurityProps:
     :param in_transit_certificate_s3_uri: S3 URI of a zip of PEM certificates; turns on TLS between nodes.
     :param security_configuration_name: an existing EMR security configuration, brought instead of created
         (default: a new one, IMDSv2 only, encrypting at rest with the cluster's key). Bring with it
-        ``cluster_kms_key_arn``, the key it encrypts with, which the cluster's roles are granted.
+        ``cluster_kms_key_arn``, the key it encrypts with, which the cluster's roles are granted; it should require
+        IMDSv2 as the created one does (the scan cannot check a configuration that is not in the stack).
     :param managed_security_groups: existing EMR-managed security groups, brought instead of created
         (default: three new groups with no rules of their own).
     :param tags: tags of the key and groups; ``vendor=segment`` is always added.
@@ -83,6 +89,15 @@ class EmrSecurityProps:
         validation.matches(self.subnet_id, r"subnet-[0-9a-f]{8,17}", "subnet id",
                            "use the id of an existing subnet, like subnet-0123456789abcdef0")
         validation.matches(self.name, r"[\w .-]{1,256}", "cluster name", "use letters, digits, spaces, '.', '-' or '_'")
+        if self.cluster_kms_key_arn is not None:
+            validation.matches(self.cluster_kms_key_arn, r"arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[\w-]+",
+                               "cluster_kms_key_arn", "use the key's ARN, arn:aws:kms:<region>:<account>:key/<id> (not "
+                               "an alias: IAM grants name keys by ARN)")
+        if self.managed_security_groups is not None and not isinstance(self.managed_security_groups,
+                                                                       EmrManagedSecurityGroups):
+            validation.fail(f"managed_security_groups {self.managed_security_groups!r} is not an "
+                            f"EmrManagedSecurityGroups: pass EmrManagedSecurityGroups(master=, core_task=, "
+                            f"service_access=)")
         if self.in_transit_certificate_s3_uri is not None:
             validation.matches(self.in_transit_certificate_s3_uri, r"s3://[^/]+/.+\.zip", "in-transit certificate URI",
                                "use the s3:// URI of a zip holding privateKey.pem and certificateChain.pem")

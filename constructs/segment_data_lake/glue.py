@@ -18,7 +18,7 @@ from .aws import (
     LakeformationPermissionsTable,
     LakeformationResource,
 )
-from .bucket import LakeBucket, with_arn
+from .bucket import LakeBucket, arn_of
 from .sources import SegmentSource, validate_sources
 
 # What the sync's Glue calls need from Lake Formation: GetDatabase, GetTables, GetTable, GetPartitions and
@@ -83,8 +83,7 @@ class GlueCatalog(Construct):
                  account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
         self.props = props
-        self._account = AwsAccount.of(self, account)
-        self.bucket_arn = bucket_arn = with_arn(bucket, self._account.partition).bucket_arn
+        self.bucket_arn = bucket_arn = arn_of(bucket, lambda: AwsAccount.of(self, account).partition)
         self.database_names = list(dict.fromkeys(source.database for source in props.sources))
         self.databases: dict[str, GlueCatalogDatabase] = {}
         self.grants: list[LakeformationPermissions] = []
@@ -96,6 +95,7 @@ class GlueCatalog(Construct):
                     self, f"Database-{name}", name=name, description="Segment Data Lakes tables of one or more sources")
         if not props.lake_formation:
             return
+        self._account = AwsAccount.of(self, account)
         if props.create_reports_database:
             self.databases[REPORTS_DATABASE] = GlueCatalogDatabase(
                 self, "ReportsDatabase", name=REPORTS_DATABASE, description="Segment Data Lakes sync reports")

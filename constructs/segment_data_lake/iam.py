@@ -12,7 +12,7 @@ from segment_lake_contract import APP_PREFIX, DATA_PREFIX, LOGS_PREFIX, RAW_PREF
 from . import policy_documents, validation
 from .account import AwsAccount
 from .aws import IamInstanceProfile, IamPolicy, IamRole, IamRolePolicyAttachment
-from .bucket import LakeBucket, with_arn
+from .bucket import LakeBucket, arn_of
 from .tagging import with_vendor_tag
 
 SEGMENT_PRODUCTION_ROLE = "arn:aws:iam::595280932656:role/segment-datalakes-production-access"
@@ -106,7 +106,7 @@ class DataLakeRoles(Construct):
         super().__init__(scope, id)
         self.props = props
         self.account = AwsAccount.of(self, account)
-        bucket_arn = with_arn(bucket, self.account.partition).bucket_arn
+        bucket_arn = arn_of(bucket, lambda: self.account.partition)
         arn_parts = self.account.arn_parts
         self.databases = list(dict.fromkeys([*glue_databases, REPORTS_DATABASE]))
         self._tags = with_vendor_tag(props.tags)

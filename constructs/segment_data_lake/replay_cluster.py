@@ -19,7 +19,7 @@ import segment_lake_contract as contract
 from . import policy_documents, validation
 from .account import AwsAccount
 from .aws import IamPolicy, S3Object
-from .bucket import LakeBucket, with_arn
+from .bucket import LakeBucket, arn_of
 from .emr import DataLakeCluster, EmrClusterProps, ManagedScaling, default_configurations, merge_configurations
 from .iam import DataLakeRoles
 from .schedule import sync_command
@@ -162,8 +162,7 @@ class ReplayCluster(Construct):
         super().__init__(scope, id)
         validate_sources(sources)
         account = AwsAccount.of(self, account)
-        bucket = with_arn(bucket, account.partition)
-        bucket_name = bucket.bucket_name
+        bucket_name, bucket_arn = bucket.bucket_name, arn_of(bucket, lambda: account.partition)
         self.props = props = props.resolved(cluster.props)
         security = cluster.security
         identity = ClusterIdentity(
@@ -188,7 +187,7 @@ class ReplayCluster(Construct):
                                         content=json.dumps(self.template, indent=2), content_type="application/json")
         self.template_uri = f"s3://{bucket_name}/{key}"
         document = policy_documents.render(
-            "replay-launcher-permissions", bucket_arn=bucket.bucket_arn, template_prefix=contract.REPLAY_TEMPLATES_PREFIX,
+            "replay-launcher-permissions", bucket_arn=bucket_arn, template_prefix=contract.REPLAY_TEMPLATES_PREFIX,
             partition=account.partition, region=account.region, account_id=account.account_id,
             **roles.pass_role_values())
         if bucket.kms_key_arn:  # the template is encrypted with the bucket's key

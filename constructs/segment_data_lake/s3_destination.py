@@ -9,7 +9,7 @@ from constructs import Construct
 from . import policy_documents, validation
 from .account import AwsAccount
 from .aws import IamPolicy, IamRole, IamRolePolicyAttachment
-from .bucket import LakeBucket, with_arn
+from .bucket import LakeBucket, arn_of
 from .tagging import with_vendor_tag
 
 SEGMENT_S3_INTEGRATION_ROLE = "arn:aws:iam::595280932656:role/segment-s3-integration-production-access"
@@ -51,7 +51,7 @@ class SegmentS3Destination(Construct):
                  account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
         self.props = props
-        bucket_arn = with_arn(bucket, AwsAccount.of(self, account).partition).bucket_arn
+        bucket_arn = arn_of(bucket, lambda: AwsAccount.of(self, account).partition)
         self._tags = tags = with_vendor_tag(props.tags)
         self.role = IamRole(
             self, "Role", name=f"SegmentS3DestinationRole{props.name_suffix}",

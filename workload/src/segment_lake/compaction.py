@@ -77,7 +77,7 @@ class CompactionJournal(Record):
     start_time: str
     merges: tuple[Merge, ...] = field(default=())
     state: StateCompaction = StateCompaction()
-    data_files: int = 0  # the source's data files before
+    data_files: int | None = None  # the source's data files before (None in a journal of version 0.x)
 
     @staticmethod
     def from_json(text: str) -> CompactionJournal:
@@ -86,7 +86,7 @@ class CompactionJournal(Record):
                              tuple((name, size) for name, size in m["new_files"]), m["rows"]) for m in data["merges"])
         return CompactionJournal(data["compaction_id"], data["source_id"], data["database"], tuple(data["keys"]),
                                  data["start_time"], merges, StateCompaction.from_dict(data.get("state", {})),
-                                 data.get("data_files", 0))
+                                 data.get("data_files"))
 
 
 @dataclass(frozen=True)
@@ -114,8 +114,8 @@ class CompactionReport(Record):
     tables: dict[str, TableCompaction]
     partitions_not_compacted: list[str]
     state: StateCompaction
-    files_before: int
-    files_after: int
+    files_before: int | None  # None when finishing a journal of version 0.x, which did not count them
+    files_after: int | None
 
     def summary(self) -> list[str]:
         return summary(f"compaction {self.compaction_id}", f"{self.partitions_compacted} partitions, "
@@ -261,18 +261,24 @@ def _with_keys(schema, keys: tuple[str, ...]):
 
 def compaction_report(journal: CompactionJournal, finish_time: datetime,
                       not_compacted: tuple[str, ...] = ()) -> CompactionReport:
-    """The report of a journaled compaction, from its merges."""
+    """The report of a journaled compaction, from its merges, without the partitions ``not_compacted``."""
+    done = [m for m in journal.merges if merge_name(m) not in not_compacted]
     tables: dict[str, TableCompaction] = defaultdict(TableCompaction)
-    for merge in journal.merges:
+    for merge in done:
         counts = tables[merge.table]
         tables[merge.table] = TableCompaction(counts.partitions + 1, counts.files_before + len(merge.old_files),
                                               counts.files_after + len(merge.new_files))
-    before, after = sum(len(m.old_files) for m in journal.merges), sum(len(m.new_files) for m in journal.merges)
+    before, after = sum(len(m.old_files) for m in done), sum(len(m.new_files) for m in done)
     return CompactionReport(
         journal.compaction_id, journal.source_id, journal.database, journal.start_time,
-        finish_time.astimezone(UTC).isoformat(), len(journal.merges), sum(m.rows for m in journal.merges), before,
-        after, dict(sorted(tables.items())), list(not_compacted), journal.state, journal.data_files,
-        journal.data_files - before + after)
+        finish_time.astimezone(UTC).isoformat(), len(done), sum(m.rows for m in done), before, after,
+        dict(sorted(tables.items())), list(not_compacted), journal.state, journal.data_files,
+        None if journal.data_files is None else journal.data_files - before + after)
+
+
+def merge_name(merge: Merge) -> str:
+    """How a report names a merge's partition: its table and values."""
+    return f"{merge.table} {'/'.join(merge.values)}"
 
 
 def compaction(storage: LakeStorage, catalog: Catalog, layout: LakeLayout,
@@ -294,7 +300,7 @@ def compaction(storage: LakeStorage, catalog: Catalog, layout: LakeLayout,
             away = [m for m in merges if same_location(locations[m.values], m.staged)]
             # merged files removed by hand: a partition at home keeps its old files, one away goes back to them
             lost = [m for m in at_home + away if not _staged(storage, m) and not _moved(storage, m)]
-            not_compacted += [f"{m.table} {'/'.join(m.values)}" for m in lost]
+            not_compacted += [merge_name(m) for m in lost]
             to_stage = {m.values: m.staged for m in at_home if m not in lost}
             if to_stage:
                 check()
