@@ -83,6 +83,12 @@ REPLAY_TEMPLATE_FORMAT = 1
 
 # Two events with one messageId are duplicates when received at most this many days apart (the sync keeps the first).
 DEDUP_WINDOW_DAYS = 7
+# The CloudWatch namespace the syncs write their figures to (metrics.py) and the stack's alarms and IAM name; one
+# dimension, the source.
+METRICS_NAMESPACE = "SegmentDataLake"
+METRICS_DIMENSION = "SourceId"
+METRICS_NAMESPACE_NAME = NamePattern(r"[A-Za-z0-9._/#-][A-Za-z0-9._/#: -]{0,254}", "CloudWatch namespace",
+                                     "use up to 255 letters, digits and . _ / # : - or spaces, not starting with ':'")
 
 # Compaction's defaults: Segment advises files of about 256 MB for Athena and Spark, and a partition a day old
 # takes no more events from a sync.

@@ -20,6 +20,7 @@ from role_policies import permissions, role_id
 from stack_helpers import resources
 
 from segment_lake import cli
+from segment_lake_contract import METRICS_NAMESPACE
 
 pytestmark = [pytest.mark.constructs, pytest.mark.spark, pytest.mark.aws]
 
@@ -235,3 +236,11 @@ def test_a_spark_reader_under_grant_read_reads_the_tables_and_reports(spark, rec
     assert {"s3:GetObject", "s3:ListBucket", "glue:GetTable", "glue:GetPartitions"} <= {a for a, _ in calls}
     refused = sorted({(action, resource) for action, resource in calls if not allowed(documents, Request(action, resource))})
     assert not refused, f"grant_read lacks {refused[:5]}"
+
+
+def test_the_syncs_metrics_are_granted_in_their_namespace_only(lake):
+    """On EMR the sync writes its metrics (metrics.py) in METRICS_NAMESPACE: the nodes' role may, in no other."""
+    documents = permissions(lake, NODE_ROLE)
+    assert allowed(documents, Request("cloudwatch:PutMetricData", "*", {"cloudwatch:namespace": METRICS_NAMESPACE}))
+    assert not allowed(documents, Request("cloudwatch:PutMetricData", "*", {"cloudwatch:namespace": "Billing"}))
+    assert not allowed(documents, Request("cloudwatch:PutMetricData", "*"))

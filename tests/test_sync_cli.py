@@ -195,13 +195,15 @@ def test_glue_catalog_from_the_command_line(tmp_path, aws_endpoint, glue_client)
     import os
 
     write_run1(tmp_path / "input", "src1")
-    env = dict(os.environ, SEGMENT_LAKE_GLUE_ENDPOINT=aws_endpoint, AWS_ACCESS_KEY_ID="testing",
-               AWS_SECRET_ACCESS_KEY="testing")
+    env = dict(os.environ, SEGMENT_LAKE_GLUE_ENDPOINT=aws_endpoint, AWS_ENDPOINT_URL_CLOUDWATCH=aws_endpoint,
+               AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing")
     env.pop("AWS_DEFAULT_REGION", None)
     result = subprocess.run([CLI, "sync", "--source-id", "src1", "--input", "input", "--lake", "lake", "--catalog",
-                             "glue", "--glue-database", "cli_glue", "--aws-region", "us-east-1"],
+                             "glue", "--glue-database", "cli_glue", "--aws-region", "us-east-1",
+                             "--metrics-namespace", "SegmentDataLake"],
                             capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
+    assert "metrics: 8 written to CloudWatch namespace SegmentDataLake" in result.stderr  # as on EMR, by default
     tables = {t["Name"] for t in glue_client.get_tables(DatabaseName="cli_glue")["TableList"]}
     assert {"identify", "track_order_completed", "segment_discards"} <= tables
     assert not (tmp_path / "lake" / "segment-data" / "metastore").exists()

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC
 
-from segment_lake_contract import DATE_PARTITIONS, DEFAULT_OLDER_THAN_HOURS, DEFAULT_TARGET_FILE_MB
+from segment_lake_contract import DATE_PARTITIONS, DEFAULT_OLDER_THAN_HOURS, DEFAULT_TARGET_FILE_MB, METRICS_NAMESPACE
 
 from . import interrupt
 from .emr_node import on_emr
@@ -91,6 +91,9 @@ SYNC = (
     option("--cores", type=int, help="cores Spark uses in local mode (default: SEGMENT_LAKE_CORES, else all)"),
     option("--wait-for-lock", type=int, default=0, metavar="MINUTES",
            help="while another run holds the source's lock, wait up to this long for it (default 0: refuse at once)"),
+    option("--metrics-namespace", default=METRICS_NAMESPACE if on_emr() else "", metavar="NAMESPACE",
+           help=f"write the run's figures as CloudWatch metrics of the source in this namespace, in --aws-region "
+                f"(default on EMR: {METRICS_NAMESPACE}; elsewhere '', none)"),
     VERBOSE)
 
 
@@ -124,6 +127,7 @@ def _catalog(spark, settings, args: argparse.Namespace):
 
 
 def run_sync(args: argparse.Namespace) -> int:
+    from .metrics import cloudwatch_client
     from .session import build_session
     from .settings import SyncSettings
     from .sync import Sync
@@ -134,14 +138,16 @@ def run_sync(args: argparse.Namespace) -> int:
         catalog=args.catalog, max_records_per_file=args.max_records_per_file,
         max_columns_per_table=args.max_columns_per_table, max_tables_per_source=args.max_tables_per_source,
         workspace_id=args.workspace_id, replay_from=getattr(args, "replay_from", None),
-        replay_to=getattr(args, "replay_to", None), lock_wait_minutes=args.wait_for_lock)
+        replay_to=getattr(args, "replay_to", None), lock_wait_minutes=args.wait_for_lock,
+        metrics_namespace=args.metrics_namespace or None)
     local_input = _local_path(settings.input_uri)
     if local_input is not None and not os.path.exists(local_input):  # before Spark starts or the lake is touched
         raise missing_input(settings.input_uri)
     spark = build_session(f"segment-lake sync {settings.source_id}", settings.lake_uri,
                           local_catalog=settings.catalog == "local", memory=args.driver_memory, task_slots=args.cores,
                           verbose=args.verbose)
-    sync = Sync(spark, settings, _catalog(spark, settings, args))
+    sync = Sync(spark, settings, _catalog(spark, settings, args),
+                metrics=cloudwatch_client(args.aws_region) if settings.metrics_namespace else None)
     result = sync.run()
     print(f"{'replayed' if settings.replay_from else 'synced'} {settings.source_id}: read {result.read_count}, "
           f"landed {result.row_count}, "

@@ -58,6 +58,7 @@ class RunResult:
     emr_cluster_id: str | None = None
     s3_bucket: str | None = None
     replay: tuple[str, str] | None = None  # a replay's first and last day
+    newest_received_at: datetime | None = None  # of the events the run read (for the freshness metric)
 
 
 def _time(moment: datetime | None) -> str | None:

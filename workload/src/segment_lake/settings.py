@@ -9,6 +9,7 @@ from urllib.parse import urlparse
 from segment_lake_contract import (
     DATE_PARTITIONS,
     GLUE_DATABASE,
+    METRICS_NAMESPACE_NAME,
     SOURCE_ID,
     TABLE_PREFIX,
     NamePattern,
@@ -116,6 +117,7 @@ class SyncSettings(SourceSettings):
     replay_from: date | None = None  # a replay: the raw events received from this day to ``replay_to``, both in UTC
     replay_to: date | None = None
     lock_wait_minutes: int = 0  # while another run holds the source's lock, wait this long for it before refusing
+    metrics_namespace: str | None = None  # CloudWatch namespace of the run's metrics (metrics.py); None: none
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -126,6 +128,8 @@ class SyncSettings(SourceSettings):
             raise InvalidSettings(f"max columns per table {self.max_columns_per_table} must be at least 1")
         if self.max_tables_per_source < 1:
             raise InvalidSettings(f"max tables per source {self.max_tables_per_source} must be at least 1")
+        if self.metrics_namespace:
+            _check(self.metrics_namespace, METRICS_NAMESPACE_NAME)
         if self.lock_wait_minutes < 0:
             raise InvalidSettings(f"--wait-for-lock {self.lock_wait_minutes} must be 0 or more minutes")
         if (self.replay_from is None) != (self.replay_to is None):

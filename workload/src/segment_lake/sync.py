@@ -24,8 +24,10 @@ from .environment import SyncEnvironment
 from .errors import classify, jvm_failure
 from .infer import infer
 from .journal import finish_unfinished
+from .landed_index import from_micros
 from .layout import lake_bucket
 from .lock import SourceLock, source_lock
+from .metrics import put_metrics
 from .names import ensure_database
 from .parse import parse
 from .progress import HEARTBEAT_SECONDS, Progress, Sink, count, spark_tasks, stderr_sink
@@ -46,7 +48,7 @@ class Sync:
 
     def __init__(self, spark: SparkSession, settings: SyncSettings, catalog: Catalog,
                  progress: Sink = stderr_sink, heartbeat_seconds: float = HEARTBEAT_SECONDS,
-                 lock: SourceLock | None = None, storage: LakeStorage | None = None) -> None:
+                 lock: SourceLock | None = None, storage: LakeStorage | None = None, metrics=None) -> None:
         layout = settings.layout
         storage = storage or LakeStorage(spark)
         self.env = SyncEnvironment(
@@ -54,6 +56,7 @@ class Sync:
             lock or source_lock(spark, layout, wait_seconds=settings.lock_wait_minutes * 60),
             Progress(progress, spark_tasks(spark), heartbeat_seconds))
         self.driver_memory = spark.conf.get("spark.driver.memory", None)  # named if the JVM runs out
+        self.metrics = metrics  # CloudWatch's client, when settings.metrics_namespace names where to write
         self._reports_registered = False
 
     def run(self) -> RunResult:
@@ -75,8 +78,14 @@ class Sync:
                         env.progress.close()
             except BaseException as error:
                 self._fail(result, error)
+                self._put_metrics(result)
                 raise
+        self._put_metrics(result)
         return result
+
+    def _put_metrics(self, result: RunResult) -> None:
+        if self.metrics is not None and self.env.settings.metrics_namespace:
+            put_metrics(self.metrics, self.env.settings.metrics_namespace, result, self.env.progress)
 
     def _stages(self, result: RunResult, background: ThreadPoolExecutor) -> None:
         """The stages; the report takes its counts from them as they finish (a failed run's report has those of the
@@ -101,6 +110,7 @@ class Sync:
         parsed = parse(env, manifest)
         result.read_count, result.rejected_count = parsed.read_count, parsed.rejected_count
         result.suppressed_count = parsed.suppressed_count
+        result.newest_received_at = from_micros(parsed.span[1]) if parsed.span else None
         deduped = dedup(env, parsed, manifest.run_id)
         result.duplicate_count, result.row_count = deduped.duplicate_count, deduped.row_count
         database_ready.result()
