@@ -238,9 +238,23 @@ def test_a_spark_reader_under_grant_read_reads_the_tables_and_reports(spark, rec
     assert not refused, f"grant_read lacks {refused[:5]}"
 
 
-def test_the_syncs_metrics_are_granted_in_their_namespace_only(lake):
-    """On EMR the sync writes its metrics (metrics.py) in METRICS_NAMESPACE: the nodes' role may, in no other."""
+def test_the_syncs_metrics_are_granted_in_their_namespace_only(lake, aws_endpoint, monkeypatch):
+    """On EMR the sync writes its metrics (metrics.py) in METRICS_NAMESPACE: the call it makes, recorded with its
+    namespace (the condition key), is allowed to the nodes' role; the same call in another namespace is not."""
+    from datetime import UTC, datetime
+
+    from segment_lake.metrics import cloudwatch_client, put_metrics
+    from segment_lake.report import RunResult
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH", aws_endpoint)
+    client, calls = cloudwatch_client(REGION), []
+    client.meta.events.register("before-parameter-build.cloudwatch", lambda params, model, **_: calls.append(
+        Request(f"cloudwatch:{model.name}", "*", {"cloudwatch:namespace": params["Namespace"]})))
+    said: list[str] = []
+    put_metrics(client, METRICS_NAMESPACE, RunResult("src1", "r1", "web_app", datetime.now(UTC)), said.append)
+    assert said == [f"metrics: 7 written to CloudWatch namespace {METRICS_NAMESPACE}"]
     documents = permissions(lake, NODE_ROLE)
-    assert allowed(documents, Request("cloudwatch:PutMetricData", "*", {"cloudwatch:namespace": METRICS_NAMESPACE}))
-    assert not allowed(documents, Request("cloudwatch:PutMetricData", "*", {"cloudwatch:namespace": "Billing"}))
-    assert not allowed(documents, Request("cloudwatch:PutMetricData", "*"))
+    assert [c.action for c in calls] == ["cloudwatch:PutMetricData"]
+    assert all(allowed(documents, call) for call in calls)
+    elsewhere = [Request(c.action, c.resource, {"cloudwatch:namespace": "Billing"}) for c in calls]
+    assert not any(allowed(documents, call) for call in elsewhere)

@@ -6,6 +6,7 @@ import boto3
 import pytest
 from lake_events import write_run1
 
+from segment_lake.catalog.local import LocalCatalog
 from segment_lake.errors import InvalidSettings
 from segment_lake.metrics import cloudwatch_client, metric_data
 from segment_lake.report import RunResult
@@ -38,13 +39,7 @@ def _sync(spark, tmp_path, client, said, database):
     write_run1(tmp_path / "input", "src1")
     settings = SyncSettings(source_id="src1", input_uri=f"{tmp_path}/input/segment-logs/src1",
                             lake_uri=f"{tmp_path}/lake", glue_database=database, metrics_namespace=METRICS_NAMESPACE)
-    return Sync(spark, settings, _local_catalog(spark), progress=said.append, metrics=client).run()
-
-
-def _local_catalog(spark):
-    from segment_lake.catalog.local import LocalCatalog
-
-    return LocalCatalog(spark)
+    return Sync(spark, settings, LocalCatalog(spark), progress=said.append, metrics=client).run()
 
 
 def test_a_sync_writes_its_metrics_to_cloudwatch(spark, tmp_path, aws_endpoint, monkeypatch):
