@@ -8,6 +8,7 @@
     SEGMENT_LAKE_SUFFIX       suffix of IAM role names, e.g. -prod
     SEGMENT_LAKE_BUNDLE       the sync app's bundle (default: the one `make bundle` builds into the package)
     SEGMENT_LAKE_SYNC_RUNNER  who runs the syncs: self (default, this module's schedules) or segment
+    SEGMENT_LAKE_CLUSTER_MODE always_on (default: one cluster between syncs) or transient (a cluster per tick)
     SEGMENT_LAKE_LAKE_FORMATION=1  create the Glue databases and govern them with Lake Formation
     AWS_REGION                region of the provider
 
@@ -57,6 +58,7 @@ class DataLakeStack(TerraformStack):
             sources=sources_from(env.get("SEGMENT_SOURCES", "9aQ1bC2dE3:web_app")),
             workspace_id=env.get("SEGMENT_WORKSPACE_ID"),
             sync_runner=env.get("SEGMENT_LAKE_SYNC_RUNNER", "self"),
+            cluster_mode=env.get("SEGMENT_LAKE_CLUSTER_MODE", "always_on"),
             bundle_path=Path(env["SEGMENT_LAKE_BUNDLE"]) if env.get("SEGMENT_LAKE_BUNDLE") else None,
             create_glue_databases=env.get("SEGMENT_LAKE_LAKE_FORMATION") == "1",
             lake_formation=env.get("SEGMENT_LAKE_LAKE_FORMATION") == "1",

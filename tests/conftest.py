@@ -34,6 +34,8 @@ APPS = {
     "segment-runs": REPO / "main.py",
     # main.py again, governed by Lake Formation
     "lake-formation": REPO / "main.py",
+    # main.py again, with a transient cluster per tick instead of the always-on cluster
+    "transient": REPO / "main.py",
 }
 
 
@@ -60,6 +62,8 @@ def synthesized(tmp_path_factory) -> Synthesized:
             module.DataLakeStack(app, name, {"SEGMENT_LAKE_SYNC_RUNNER": "segment"})
         elif name == "lake-formation":
             module.DataLakeStack(app, name, {"SEGMENT_LAKE_LAKE_FORMATION": "1"})
+        elif name == "transient":
+            module.DataLakeStack(app, name, {"SEGMENT_LAKE_CLUSTER_MODE": "transient"})
         else:
             module.build(app)
     app.synth()

@@ -26,7 +26,9 @@ def resolve(stack: dict, text: str) -> str:
                "aws_scheduler_schedule_group":
                    lambda: f"arn:aws:scheduler:{REGION}:{ACCOUNT}:schedule-group/{resource['name']}",
                "aws_kms_key": lambda: f"arn:aws:kms:{REGION}:{ACCOUNT}:key/{name}",
-               "aws_s3_bucket": lambda: f"arn:aws:s3:::{resource['bucket']}"}
+               "aws_s3_bucket": lambda: f"arn:aws:s3:::{resource['bucket']}",
+               "aws_sns_topic": lambda: f"arn:aws:sns:{REGION}:{ACCOUNT}:{resource['name']}",
+               "aws_cloudwatch_event_rule": lambda: f"arn:aws:events:{REGION}:{ACCOUNT}:rule/{resource['name']}"}
         if attribute == "arn" and rtype in arn and (resource or rtype == "aws_kms_key"):
             return arn[rtype]()
         if attribute in ("name", "id") and resource.get("name") and rtype != "aws_emr_cluster":

@@ -13,7 +13,8 @@ pytestmark = pytest.mark.constructs
 def test_a_brought_bucket_and_roles_are_used_and_not_created(synthesized):
     stack = synthesized.stacks["bring-your-own"]
     for rtype in ("aws_s3_bucket", "aws_s3_bucket_lifecycle_configuration", "aws_s3_bucket_policy",
-                  "aws_iam_instance_profile", "aws_emr_security_configuration", "aws_security_group", "aws_kms_key"):
+                  "aws_iam_instance_profile", "aws_emr_security_configuration", "aws_security_group", "aws_kms_key",
+                  "aws_sns_topic", "aws_sns_topic_policy"):
         assert resources(stack, rtype) == {}, rtype
     created_roles = {role["name"] for role in resources(stack, "aws_iam_role").values()}
     assert not any(name.startswith("SegmentEMR") for name in created_roles), created_roles  # the others: the lake's
@@ -38,6 +39,10 @@ def test_a_brought_bucket_and_roles_are_used_and_not_created(synthesized):
     # the app goes into the brought bucket, which the outputs name
     assert all(o["bucket"] == "acme-platform-data-lake" for o in resources(stack, "aws_s3_object").values())
     assert stack["output"]["s3_bucket"]["value"] == "acme-platform-data-lake"
+    # the lake's alerts go to the platform's topic
+    assert stack["output"]["alerts_topic_arn"]["value"].endswith(":platform-oncall")
+    assert {t["arn"] for t in resources(stack, "aws_cloudwatch_event_target").values()} == {
+        stack["output"]["alerts_topic_arn"]["value"]}
 
 
 def test_bringing_needs_names_and_the_profiles_role():

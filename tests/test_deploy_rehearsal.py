@@ -34,14 +34,16 @@ from test_terraform import PLUGIN_DIR, terraform
 
 pytestmark = [pytest.mark.constructs, pytest.mark.aws]
 
-STACKS = ("segment-data-lake", "complete")
+STACKS = ("segment-data-lake", "complete", "transient")
 # the services the stacks' resources and data sources call
-SERVICES = ("ec2", "emr", "glue", "iam", "kms", "lakeformation", "s3", "scheduler", "sts")
+SERVICES = ("cloudwatch", "ec2", "emr", "events", "glue", "iam", "kms", "lakeformation", "s3", "scheduler", "sns", "sts")
 # what each kind of resource is named by, to find it in moto: resource type -> (kind, attribute)
 NAMED = {"aws_iam_role": ("roles", "name"), "aws_iam_policy": ("policies", "name"),
          "aws_iam_instance_profile": ("instance profiles", "name"), "aws_scheduler_schedule": ("schedules", "name"),
          "aws_emr_cluster": ("clusters", "name"), "aws_security_group": ("security groups", "name"),
-         "aws_s3_bucket": ("buckets", "bucket"), "aws_glue_catalog_database": ("glue databases", "name")}
+         "aws_s3_bucket": ("buckets", "bucket"), "aws_glue_catalog_database": ("glue databases", "name"),
+         "aws_sns_topic": ("topics", "name"), "aws_cloudwatch_event_rule": ("rules", "name"),
+         "aws_cloudwatch_metric_alarm": ("alarms", "alarm_name")}
 ACTIVE_CLUSTER = ["STARTING", "BOOTSTRAPPING", "RUNNING", "WAITING", "TERMINATING"]
 
 
@@ -116,6 +118,9 @@ def inventory(client) -> dict[str, set[str]]:
         "security groups": {group["GroupName"] for group in client("ec2").describe_security_groups()["SecurityGroups"]},
         "buckets": buckets,
         "glue databases": {database["Name"] for database in client("glue").get_databases()["DatabaseList"]},
+        "topics": {topic["TopicArn"].rsplit(":", 1)[1] for topic in client("sns").list_topics()["Topics"]},
+        "rules": {rule["Name"] for rule in client("events").list_rules()["Rules"]},
+        "alarms": {alarm["AlarmName"] for alarm in client("cloudwatch").describe_alarms()["MetricAlarms"]},
         "objects": {f"{bucket}/{item['Key']}" for bucket in buckets
                     for item in s3.list_objects_v2(Bucket=bucket).get("Contents", [])},
     }
@@ -207,7 +212,7 @@ def test_destroy_leaves_nothing_of_the_lake(rehearsals, name):
 def test_only_the_complete_example_protects_its_cluster(rehearsals):
     """Its destroy needs the protection off first: EMR refuses to terminate a protected cluster."""
     assert rehearsals["complete"].protected_clusters == ["segment-data-lake-complete"]
-    assert rehearsals["segment-data-lake"].protected_clusters == []
+    assert rehearsals["segment-data-lake"].protected_clusters == rehearsals["transient"].protected_clusters == []
 
 
 # moto checks neither order below, so these read the order Terraform applied from the state (the dependencies it

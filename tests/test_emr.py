@@ -79,7 +79,7 @@ def test_security_configuration_requires_imdsv2_and_encrypts(lake):
     assert at_rest["LocalDiskEncryptionConfiguration"]["EncryptionKeyProviderType"] == "AwsKms"
     assert at_rest["S3EncryptionConfiguration"]["EncryptionMode"] == "SSE-KMS"
     assert document["EncryptionConfiguration"]["EnableInTransitEncryption"] is False
-    key = only(lake, "aws_kms_key")
+    key = named(lake, "aws_kms_key", "Security/ClusterKey")
     assert key["enable_key_rotation"] is True
     assert json.loads(key["policy"])["Statement"][0]["Principal"]["AWS"].endswith(":root")
 
@@ -274,7 +274,8 @@ def test_stateful_resources_keep_their_addresses(lake):
     """Terraform addresses come from construct paths: a moved construct would destroy and re-create what it
     holds (a cluster key scheduled for deletion can no longer decrypt what it encrypted)."""
     expected = {  # as the release before the step delivery (55b1a22) synthesized them
-        "aws_kms_key": ["SegmentDataLake_Security_ClusterKey_4B733975"],
+        # (and, added since, the alerts topic's key)
+        "aws_kms_key": ["SegmentDataLake_Alerts_TopicKey_6205D323", "SegmentDataLake_Security_ClusterKey_4B733975"],
         "aws_emr_security_configuration": ["SegmentDataLake_Security_SecurityConfiguration_C49A4C17"],
         "aws_security_group": ["SegmentDataLake_Security_CoreTask_3DAC14C8", "SegmentDataLake_Security_Master_D153589C",
                                "SegmentDataLake_Security_ServiceAccess_C4EAF9E8"],
@@ -283,6 +284,8 @@ def test_stateful_resources_keep_their_addresses(lake):
         # (the autoscaling role and, where this module runs the syncs, the vendor role are gone)
         "aws_iam_role": ["SegmentDataLake_Roles_EmrInstanceRole_288F892D", "SegmentDataLake_Roles_EmrServiceRole_9E37C84F",
                          "SegmentDataLake_S3Destination_Role_72558781", "SegmentDataLake_Schedules_Role_6959C0F9"],
-        "aws_scheduler_schedule": ["SegmentDataLake_Schedules_Sync-9aQ1bC2dE3_B61226FA"],
+        # (and, added since, the compaction schedule)
+        "aws_scheduler_schedule": ["SegmentDataLake_Schedules_Compact_4A1FEC34",
+                                   "SegmentDataLake_Schedules_Sync-9aQ1bC2dE3_B61226FA"],
     }
     assert {rtype: sorted(resources(lake, rtype)) for rtype in expected} == expected

@@ -14,6 +14,7 @@ pytestmark = pytest.mark.constructs
 SETTINGS_OUTPUTS = {"aws_region", "emr_cluster_id", "glue_catalog_id", "s3_bucket", "glue_database_names",
                     "emr_instance_profile_name", "emr_instance_profile_role_arn", "emr_service_role_name", "sync_runner",
                     "s3_destination_role_arn"}
+ALERTS = {"alerts_topic_arn"}
 
 
 def test_databases_are_optional(lake, synthesized):
@@ -72,7 +73,7 @@ def test_lake_formation_readers_may_describe_and_select(synthesized):
 
 def test_several_lakes_in_a_stack_keep_all_their_outputs(synthesized):
     outputs = synthesized.stacks["staging-and-prod"]["output"]
-    assert set(outputs) == {f"{lake}_{name}" for lake in ("prod", "staging") for name in SETTINGS_OUTPUTS}
+    assert set(outputs) == {f"{lake}_{name}" for lake in ("prod", "staging") for name in SETTINGS_OUTPUTS | ALERTS}
     assert outputs["prod_s3_bucket"]["value"].startswith("${aws_s3_bucket.Prod_Bucket_")
     assert outputs["staging_s3_bucket"]["value"].startswith("${aws_s3_bucket.Staging_Bucket_")
     assert outputs["prod_emr_cluster_id"]["value"] != outputs["staging_emr_cluster_id"]["value"]
@@ -83,7 +84,10 @@ def test_outputs_have_static_names(synthesized):
         if name != "staging-and-prod":  # one lake per stack
             replay = {"replay_cluster_template_uri", "replay_launcher_policy_arn"} if name == "complete" else set()
             vendor = {"segment_vendor_role_arn"} if name == "segment-runs" else set()
-            assert set(stack["output"]) == SETTINGS_OUTPUTS | replay | vendor, name
+            # where this module runs the syncs, it alerts (bring-your-own brings its topic: the output names it)
+            alerts = set() if name == "segment-runs" else ALERTS
+            cluster = {"emr_cluster_id"} if name != "transient" else set()  # a transient cluster has no id to enter
+            assert set(stack["output"]) == (SETTINGS_OUTPUTS - {"emr_cluster_id"}) | cluster | replay | vendor | alerts, name
     outputs = synthesized.stacks["segment-runs"]["output"]
     assert outputs["s3_bucket"]["value"] == "my-company-segment-data-lake"
     assert outputs["emr_cluster_id"]["value"].startswith("${aws_emr_cluster.")

@@ -94,7 +94,7 @@ def test_a_sync_step_installs_its_release_once_and_runs_it(synthesized, lake, tm
             shutil.copy(synthesized.stack_dir("segment-data-lake") / obj["source"], target)
         else:
             target.write_text(obj["content"])
-    step = json.loads(only(lake, "aws_scheduler_schedule")["target"]["input"])["Steps"][0]["HadoopJarStep"]
+    step = json.loads(_sync_schedule(lake)["target"]["input"])["Steps"][0]["HadoopJarStep"]
     args = [resolve(lake, arg) for arg in step["Args"]]
     record, root = tmp_path / "record.txt", tmp_path / "apps"
     _fake_tools(tmp_path / "bin", bucket_dir, record)
@@ -114,8 +114,17 @@ def test_a_sync_step_installs_its_release_once_and_runs_it(synthesized, lake, tm
     assert not list((tmp_path / "tmp").iterdir()) and [p.name for p in root.iterdir()] == [release.name]
 
 
+def _sync_schedule(stack: dict) -> dict:
+    return named(stack, "aws_scheduler_schedule", "Schedules/Sync-")
+
+
+def _sync_steps(stack: dict) -> list[dict]:
+    return [step for schedule in resources(stack, "aws_scheduler_schedule").values()
+            for step in json.loads(schedule["target"]["input"])["Steps"] if step["Name"].startswith("segment-lake sync ")]
+
+
 def test_one_schedule_per_source_every_two_hours(lake):
-    schedule = only(lake, "aws_scheduler_schedule")
+    schedule = _sync_schedule(lake)
     assert schedule["schedule_expression"] == "rate(2 hours)"
     assert schedule["flexible_time_window"] == {"mode": "OFF"}
     target = schedule["target"]
@@ -144,22 +153,22 @@ def test_one_schedule_per_source_every_two_hours(lake):
 
 def test_every_step_names_the_workspace_for_its_reports(synthesized):
     for name, stack in synthesized.stacks.items():
-        for schedule in resources(stack, "aws_scheduler_schedule").values():
-            args = json.loads(schedule["target"]["input"])["Steps"][0]["HadoopJarStep"]["Args"]
+        for step in _sync_steps(stack):
+            args = step["HadoopJarStep"]["Args"]
             settings = dict(zip(args[6::2], args[7::2], strict=True))
             expected = {"segment-data-lake": "my-workspace-id", "lake-formation": "my-workspace-id",
                         "complete": "acmeworkspace123",
                         "existing-bucket": "acmeworkspace123", "shared-database": "acmeworkspace123",
-                        "bring-your-own": "acmeworkspace123"}.get(
-                name, "acmeprodworkspace" if "prod" in schedule["name"] else "acmestagingworkspace")
-            assert settings.get("--workspace-id") == expected, (name, schedule["name"])
+                        "bring-your-own": "acmeworkspace123", "transient": "my-workspace-id"}.get(
+                name, "acmeprodworkspace" if "Prod" in step["Name"] or "prod" in step["Name"] else "acmestagingworkspace")
+            assert settings.get("--workspace-id") == expected, (name, step["Name"])
 
 
 def test_shared_database_schedules_carry_prefixes_and_partitions(synthesized):
     stack = synthesized.stacks["shared-database"]
     by_source = {}
-    for schedule in resources(stack, "aws_scheduler_schedule").values():
-        args = json.loads(schedule["target"]["input"])["Steps"][0]["HadoopJarStep"]["Args"]
+    for step in _sync_steps(stack):
+        args = step["HadoopJarStep"]["Args"]
         settings = dict(zip(args[6::2], args[7::2], strict=True))
         by_source[settings["--source-id"]] = settings
     assert by_source["Web1234567"]["--table-prefix"] == "web_"
@@ -176,11 +185,59 @@ def test_schedule_role_may_only_add_steps_to_this_cluster(lake):
     [grant] = policy(named(lake, "aws_iam_policy", "Schedules/Policy"))["Statement"]
     assert grant["Action"] == "elasticmapreduce:AddJobFlowSteps"
     assert grant["Resource"] == "${{aws_emr_cluster.{}.arn}}".format(next(iter(resources(lake, "aws_emr_cluster"))))
-    assert only(lake, "aws_scheduler_schedule")["target"]["role_arn"] == "${%s.arn}" % (
-        "aws_iam_role." + [n for n in resources(lake, "aws_iam_role") if "Schedules_Role" in n][0])
+    assert {s["target"]["role_arn"] for s in resources(lake, "aws_scheduler_schedule").values()} == {"${%s.arn}" % (
+        "aws_iam_role." + [n for n in resources(lake, "aws_iam_role") if "Schedules_Role" in n][0])}
 
 
 def test_complete_schedules_use_the_configured_rate(synthesized):
     schedules = resources(synthesized.stacks["complete"], "aws_scheduler_schedule").values()
-    assert {s["schedule_expression"] for s in schedules} == {"rate(1 hour)"}
-    assert {s["name"] for s in schedules} == {"segment-lake-acme_web-complete", "segment-lake-acme_backend-complete"}
+    assert {s["name"]: s["schedule_expression"] for s in schedules} == {
+        "segment-lake-acme_web-complete": "rate(1 hour)", "segment-lake-acme_backend-complete": "rate(1 hour)",
+        "segment-lake.compact-complete": "cron(15 3 * * ? *)"}
+
+
+def test_every_source_is_compacted_daily_on_the_cluster_with_its_syncs_naming(synthesized):
+    """One compaction schedule adds every source's compact step to the always-on cluster (each waits for a sync
+    that holds the source's lock), with the options the source's syncs use, which the CLI takes as they are."""
+    from segment_lake.cli import parser
+
+    stack = synthesized.stacks["shared-database"]
+    schedule = named(stack, "aws_scheduler_schedule", "Schedules/Compact")
+    assert schedule["schedule_expression"] == "cron(15 3 * * ? *)"
+    assert schedule["target"]["arn"].endswith(":scheduler:::aws-sdk:emr:addJobFlowSteps")
+    request = json.loads(schedule["target"]["input"])
+    assert request["JobFlowId"].startswith("${aws_emr_cluster.")
+    syncs = {step["Name"].rsplit(" ", 1)[1]: step["HadoopJarStep"]["Args"] for step in _sync_steps(stack)}
+    assert len(request["Steps"]) == len(syncs) == 2
+    for step in request["Steps"]:
+        assert step["ActionOnFailure"] == "CONTINUE" and step["Name"].startswith("segment-lake compact ")
+        args, sync = step["HadoopJarStep"]["Args"], syncs[step["Name"].rsplit(" ", 1)[1]]
+        assert args[:5] == sync[:5]  # the same release
+        compact, synced = parser().parse_args(args[5:]), parser().parse_args(sync[5:])
+        assert compact.command == "compact" and compact.wait_for_lock == 120
+        for option in ("source_id", "source_slug", "lake", "glue_database", "table_prefix", "date_partition",
+                       "catalog", "aws_region"):
+            assert getattr(compact, option) == getattr(synced, option), option
+
+
+def test_no_compaction_schedule_when_none_is_asked_for(synthesized):
+    from cdktf import App, TerraformStack, Testing
+
+    from segment_data_lake import (
+        DataLakeBucketProps,
+        DataLakeRolesProps,
+        EmrClusterProps,
+        SegmentDataLake,
+        SegmentDataLakeProps,
+        SegmentSource,
+    )
+    from segment_data_lake.aws import AwsProvider
+
+    stack = TerraformStack(App(), "no-compaction")
+    AwsProvider(stack, "aws", region="us-east-1")
+    SegmentDataLake(stack, "Lake", props=SegmentDataLakeProps(
+        bucket=DataLakeBucketProps(bucket_name="acme-lake"), access=DataLakeRolesProps(external_ids=["ws1"]),
+        cluster=EmrClusterProps(subnet_id="subnet-0123456789abcdef0"),
+        sources=[SegmentSource(source_id="src0001", slug="web")], compaction_schedule_expression=None))
+    schedules = resources(json.loads(Testing.synth(stack)), "aws_scheduler_schedule").values()
+    assert [s["name"] for s in schedules] == ["segment-lake-web"]

@@ -34,6 +34,9 @@ CORE = ("App", "AssetType", "LocalBackend", "TerraformAsset", "TerraformOutput",
         "TerraformResourceLifecycle", "TerraformStack", "Testing", "Token")
 # provider module -> its classes, each a name or (name, the name it has here)
 PROVIDER = {
+    "cloudwatch_event_rule": ("CloudwatchEventRule",),
+    "cloudwatch_event_target": ("CloudwatchEventTarget",),
+    "cloudwatch_metric_alarm": ("CloudwatchMetricAlarm",),
     "data_aws_caller_identity": ("DataAwsCallerIdentity",),
     "data_aws_partition": ("DataAwsPartition",),
     "data_aws_region": ("DataAwsRegion",),
@@ -98,6 +101,8 @@ PROVIDER = {
     ),
     "scheduler_schedule_group": ("SchedulerScheduleGroup",),
     "security_group": ("SecurityGroup", "SecurityGroupEgress", "SecurityGroupIngress",),
+    "sns_topic": ("SnsTopic",),
+    "sns_topic_policy": ("SnsTopicPolicy",),
     "subnet": ("Subnet",),
     "vpc": ("Vpc",),
     "vpc_endpoint": ("VpcEndpoint",),

@@ -11,6 +11,7 @@ import segment_lake_contract as contract
 
 from . import policy_documents, validation
 from .account import AwsAccount
+from .alerts import DataLakeAlerts, DataLakeAlertsProps
 from .aws import IamPolicy, IamRolePolicyAttachment, TerraformOutput, TerraformStack
 from .bucket import DataLakeBucket, DataLakeBucketProps, LakeBucketRef
 from .emr import DataLakeCluster, EmrClusterProps
@@ -19,12 +20,14 @@ from .glue import GlueCatalog, GlueCatalogProps
 from .iam import DataLakeRoles, DataLakeRolesProps, glue_arns, object_arns
 from .replay_cluster import ReplayCluster, ReplayClusterProps
 from .s3_destination import SegmentS3Destination, SegmentS3DestinationProps
-from .schedule import DEFAULT_SCHEDULE, SyncSchedules, SyncSchedulesProps
+from .schedule import DEFAULT_COMPACTION_SCHEDULE, DEFAULT_SCHEDULE, SyncSchedules, SyncSchedulesProps
 from .sources import SegmentSource, validate_sources
 from .tagging import with_vendor_tag
+from .transient_clusters import TransientClusterProps, TransientClusters
 from .workload import WorkloadDelivery, WorkloadDeliveryProps
 
 SYNC_RUNNERS = ("self", "segment")
+CLUSTER_MODES = ("always_on", "transient")
 
 
 @dataclass(frozen=True)
@@ -34,9 +37,20 @@ class SegmentDataLakeProps:
     :param bucket: the lake bucket: its props (an existing bucket by default, whose lifecycle rules this module
         manages; or one it creates), or a bucket brought as it is (``DataLakeBucket.from_bucket_name``).
     :param access: external ids, vendor principals, role name suffix.
-    :param cluster: the EMR cluster (subnet, sizes, scaling, security).
-    :param sources: the Segment sources to sync, each on its own schedule.
+    :param cluster: the EMR cluster (subnet, sizes, scaling, security); with ``cluster_mode="transient"``, what
+        every transient cluster is made of.
+    :param sources: the Segment sources to sync.
+    :param cluster_mode: ``"always_on"`` (default): one EMR cluster that runs between syncs, with managed scaling,
+        as Segment's module provisions it (about $876 a month with the default sizes). ``"transient"``: no cluster
+        between syncs; each tick of the schedule starts a cluster that runs every source's sync and ends
+        (:class:`TransientClusters`; a few dollars a month for most sources: docs/constructs.md#what-the-lake-costs);
+        ``sync_runner="self"`` only.
+    :param transient_cluster: sizes of the transient clusters (default: a single node).
     :param schedule_expression: how often each source syncs (``rate(2 hours)``: 12 a day).
+    :param compaction_schedule_expression: when every source's ``segment-lake compact`` runs, in the same cluster
+        mode (daily at 03:15 UTC by default); None: never on a schedule. ``"self"`` only.
+    :param alerts: the alerts topic, rules and alarms (:class:`DataLakeAlerts`; on by default); None: none.
+        ``"self"`` only (Segment's app shows the health of the syncs it runs).
     :param create_glue_databases: create each source's Glue database here rather
         than letting the first sync create it.
     :param lake_formation: govern the lake with Lake Formation: register the bucket (hybrid access mode),
@@ -69,7 +83,11 @@ class SegmentDataLakeProps:
     access: DataLakeRolesProps
     cluster: EmrClusterProps
     sources: Sequence[SegmentSource]
+    cluster_mode: str = "always_on"
+    transient_cluster: TransientClusterProps = field(default_factory=TransientClusterProps)
     schedule_expression: str = DEFAULT_SCHEDULE
+    compaction_schedule_expression: str | None = DEFAULT_COMPACTION_SCHEDULE
+    alerts: DataLakeAlertsProps | None = field(default_factory=DataLakeAlertsProps)
     create_glue_databases: bool = False
     lake_formation: bool = False
     lake_formation_role_arns: Sequence[str] = ()
@@ -85,6 +103,10 @@ class SegmentDataLakeProps:
 
     def __post_init__(self) -> None:
         validation.one_of(self.sync_runner, SYNC_RUNNERS, "sync_runner")
+        validation.one_of(self.cluster_mode, CLUSTER_MODES, "cluster_mode")
+        if self.sync_runner == "segment" and self.cluster_mode == "transient":
+            validation.fail("cluster_mode is 'transient' but sync_runner is 'segment', which runs its syncs on one "
+                            "cluster by its id: set cluster_mode='always_on' or sync_runner='self'")
         if self.sync_runner == "segment" and self.bundle_path is not None:
             validation.fail("bundle_path is set but sync_runner is 'segment', which runs Segment's own sync: "
                             "remove bundle_path or set sync_runner='self'")
@@ -106,6 +128,8 @@ class SegmentDataLakeProps:
         validation.tags(self.tags)
         self.schedule_props()
         self.catalog_props()
+        if self.alerts is not None and self.sync_runner == "self":
+            self.alerts.window_seconds(self.schedule_expression)
 
     @property
     def workspace(self) -> str:
@@ -114,6 +138,7 @@ class SegmentDataLakeProps:
 
     def schedule_props(self) -> SyncSchedulesProps:
         return SyncSchedulesProps(sources=self.sources, schedule_expression=self.schedule_expression,
+                                  compaction_schedule_expression=self.compaction_schedule_expression,
                                   workspace_id=self.workspace, name_suffix=self.access.name_suffix,
                                   kms_key_arn=self.schedule_kms_key_arn, tags=self.tags)
 
@@ -129,7 +154,8 @@ class SegmentDataLake(Construct):
     role of Segment's S3 destination.
 
     The consuming stack owns the AWS provider. Attributes: ``account``, ``bucket``, ``roles``,
-    ``security``, ``cluster``, ``workload`` and ``schedules`` (``None`` when Segment runs the syncs),
+    ``security``, ``cluster`` (a :class:`DataLakeCluster`, or :class:`TransientClusters`), ``workload``,
+    ``schedules`` and ``alerts`` (``None`` when Segment runs the syncs),
     ``replay_cluster`` (or ``None``),
     ``catalog``, ``s3_destination`` (or ``None``). Its outputs: :class:`DataLakeOutputs`.
     """
@@ -158,9 +184,14 @@ class SegmentDataLake(Construct):
         cluster_props = _with_tags(props.cluster, tags)
         # Created here, not by the cluster, so that its key and groups keep the addresses they always had.
         self.security = EmrSecurity(self, "Security", props=cluster_props.security_props(), account=self.account)
-        self.cluster = DataLakeCluster(self, "Emr", props=cluster_props, roles=self.roles, security=self.security,
-                                       bucket=self.bucket, account=self.account)
-        self.workload = self.schedules = self.replay_cluster = None
+        if props.cluster_mode == "transient":
+            self.cluster = TransientClusters(self, "Emr", props=cluster_props, transient=props.transient_cluster,
+                                             roles=self.roles, security=self.security, bucket=self.bucket,
+                                             account=self.account)
+        else:
+            self.cluster = DataLakeCluster(self, "Emr", props=cluster_props, roles=self.roles, security=self.security,
+                                           bucket=self.bucket, account=self.account)
+        self.workload = self.schedules = self.replay_cluster = self.alerts = None
         if props.sync_runner == "self":
             self.workload = WorkloadDelivery(self, "Workload", props=WorkloadDeliveryProps(
                 bundle_path=props.bundle_path), bucket=self.bucket)
@@ -171,6 +202,11 @@ class SegmentDataLake(Construct):
                     self, "Replay", props=props.replay_cluster, cluster=self.cluster, roles=self.roles,
                     workload=self.workload, sources=props.sources, bucket=self.bucket,
                     workspace_id=props.workspace, account=self.account)
+            if props.alerts is not None:
+                self.alerts = DataLakeAlerts(
+                    self, "Alerts", props=_with_tags(props.alerts, tags), sources=props.sources,
+                    schedule_expression=props.schedule_expression, cluster=self.cluster,
+                    name_suffix=props.access.name_suffix, account=self.account)
         self.catalog = GlueCatalog(self, "Glue", props=props.catalog_props(), bucket=self.bucket, account=self.account)
         if props.lake_formation:
             self.catalog.grant_sync(self.roles.emr_instance_role.arn, name="EmrInstanceRole")
@@ -221,9 +257,11 @@ class SegmentDataLake(Construct):
         """What a user enters in each source's Data Lakes settings, and what else the lake exposes, by output name:
         (value, description). :class:`DataLakeOutputs` makes them Terraform outputs (docs/constructs.md)."""
         roles = self.roles
+        cluster_id = {"emr_cluster_id": (self.cluster.cluster_id, "EMR Cluster ID")} if isinstance(
+            self.cluster, DataLakeCluster) else {}  # transient clusters have none to enter anywhere
         values = {
             "aws_region": (self.account.region, "AWS Region of the bucket and the cluster"),
-            "emr_cluster_id": (self.cluster.cluster_id, "EMR Cluster ID"),
+            **cluster_id,
             "glue_catalog_id": (self.account.account_id, "Glue Catalog ID (the AWS account id)"),
             "s3_bucket": (self.bucket.bucket_name, "S3 Bucket"),
             "glue_database_names": (self.catalog.database_names, "Glue database of each source"),
@@ -233,6 +271,8 @@ class SegmentDataLake(Construct):
             "sync_runner": (self.props.sync_runner, "Who runs the syncs: 'self' (this module's schedules; keep "
                                                      "Segment's Data Lakes destination off) or 'segment'"),
         }
+        if self.alerts:
+            values["alerts_topic_arn"] = (self.alerts.topic_arn, "SNS topic of the lake's alerts: subscribe to it")
         if roles.vendor_role:
             values["segment_vendor_role_arn"] = (roles.vendor_role.arn, "IAM Role ARN Segment assumes")
         if self.s3_destination:

@@ -95,6 +95,10 @@ class EmrClusterProps:
     :param task_instance_type: instance type of the task nodes.
     :param core_instance_count: initial core nodes (managed scaling changes it; Terraform ignores that drift).
     :param task_instance_count: initial task nodes (same).
+    :param task_spot_price: the task nodes as Spot instances, bidding at most this many USD an hour per node
+        (e.g. ``"0.192"``, m5.xlarge's On-Demand price in us-east-1: Spot's discount, never more than On-Demand);
+        None (default): On-Demand. Task nodes hold no data, so a reclaimed one costs only its tasks' retries.
+        Changing it replaces the task group (not the cluster).
     :param ebs_volume_size_gb: gp3 EBS size per node.
     :param ebs_volume_type: EBS type, ``gp3`` by default.
     :param ebs_iops: provisioned IOPS per volume (gp3: 3000 by default, its baseline; io1: required).
@@ -131,6 +135,7 @@ class EmrClusterProps:
     task_instance_type: str = "m5.xlarge"
     core_instance_count: int = 2
     task_instance_count: int = 2
+    task_spot_price: str | None = None
     ebs_volume_size_gb: int = 64
     ebs_volume_type: str = "gp3"
     ebs_iops: int | None = None
@@ -158,6 +163,9 @@ class EmrClusterProps:
                                f"{role} instance type", "use an EC2 instance type such as m5.xlarge")
         validation.at_least(self.core_instance_count, 1, "core_instance_count")
         validation.at_least(self.task_instance_count, 1, "task_instance_count")
+        if self.task_spot_price is not None:
+            validation.matches(self.task_spot_price, r"\d{1,3}(\.\d{1,4})?", "task_spot_price",
+                               "use a price in USD an hour, such as '0.192'")
         validation.at_least(self.ebs_volume_size_gb, 15, "ebs_volume_size_gb")
         validation.one_of(self.ebs_volume_type, ("gp3", "gp2", "io1", "st1", "sc1"), "EBS volume type")
         if self.ebs_volume_type == "gp3":
@@ -305,7 +313,7 @@ class DataLakeCluster(Construct):
         self.cluster_arn = self.cluster.arn
         self.task_group = EmrInstanceGroup(
             self, "TaskGroup", cluster_id=self.cluster.id, name="task", instance_type=props.task_instance_type,
-            instance_count=props.task_instance_count,
+            instance_count=props.task_instance_count, bid_price=props.task_spot_price,
             # The provider has no throughput here: the task group's volumes get gp3's baseline.
             ebs_config=[EmrInstanceGroupEbsConfig(**{k: v for k, v in ebs.items() if k != "throughput"})],
             lifecycle=TerraformResourceLifecycle(ignore_changes=["instance_count"]),

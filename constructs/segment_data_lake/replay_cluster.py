@@ -20,11 +20,13 @@ from . import policy_documents, validation
 from .account import AwsAccount
 from .aws import IamPolicy, S3Object
 from .bucket import LakeBucket, arn_of
-from .emr import DataLakeCluster, EmrClusterProps, ManagedScaling, default_configurations, merge_configurations
+from .cluster_request import ClusterIdentity, ClusterSize, run_job_flow_request
+from .emr import DataLakeCluster, EmrClusterProps, ManagedScaling
 from .iam import DataLakeRoles
-from .schedule import sync_command
+from .schedule import step_name, sync_command
 from .sources import SegmentSource, validate_sources
-from .tagging import EMR_MANAGED_POLICY_TAG, with_vendor_tag
+from .tagging import with_vendor_tag
+from .transient_clusters import TransientClusters
 from .workload import WorkloadDelivery
 
 # A scheduled sync of the same source may hold the lock when the replay starts: the step waits for it.
@@ -71,76 +73,6 @@ def _or(value, default):
     return default if value is None else value
 
 
-@dataclass(frozen=True)
-class ClusterIdentity:
-    """What a cluster of the lake runs as and in: role names and security pieces (Terraform tokens)."""
-
-    service_role: str
-    instance_profile: str
-    security_configuration: str
-    master_security_group: str
-    core_task_security_group: str
-    service_access_security_group: str
-
-
-def run_job_flow_request(cluster: EmrClusterProps, replay: ReplayClusterProps, identity: ClusterIdentity,
-                         bucket_name: str) -> dict[str, Any]:
-    """EMR's RunJobFlow request (API field names) of a replay cluster, without its steps: the lake cluster's
-    settings, ``replay``'s sizes, and no life after its steps (``KeepJobFlowAliveWhenNoSteps`` false)."""
-    ebs = cluster.ebs()
-    volume = {"VolumeType": ebs["type"], "SizeInGB": ebs["size"],
-              **({"Iops": ebs["iops"]} if ebs["iops"] is not None else {}),
-              **({"Throughput": ebs["throughput"]} if ebs["throughput"] is not None else {})}
-
-    def group(role: str, instance_type: str, count: int) -> dict[str, Any]:
-        return {"Name": role.lower(), "Market": "ON_DEMAND", "InstanceRole": role, "InstanceType": instance_type,
-                "InstanceCount": count, "EbsConfiguration": {"EbsBlockDeviceConfigs": [
-                    {"VolumeSpecification": volume, "VolumesPerInstance": 1}]}}
-
-    instances: dict[str, Any] = {
-        "InstanceGroups": [group("MASTER", cluster.master_instance_type, 1),
-                           group("CORE", cluster.core_instance_type, replay.core_instance_count),
-                           group("TASK", cluster.task_instance_type, replay.task_instance_count)],
-        "Ec2SubnetId": cluster.subnet_id,
-        "EmrManagedMasterSecurityGroup": identity.master_security_group,
-        "EmrManagedSlaveSecurityGroup": identity.core_task_security_group,
-        "ServiceAccessSecurityGroup": identity.service_access_security_group,
-        "KeepJobFlowAliveWhenNoSteps": False,
-        "TerminationProtected": False,
-    }
-    if cluster.additional_master_security_group_ids:
-        instances["AdditionalMasterSecurityGroups"] = list(cluster.additional_master_security_group_ids)
-    if cluster.additional_core_task_security_group_ids:
-        instances["AdditionalSlaveSecurityGroups"] = list(cluster.additional_core_task_security_group_ids)
-    if cluster.key_name:
-        instances["Ec2KeyName"] = cluster.key_name
-    limits = replay.managed_scaling
-    request: dict[str, Any] = {
-        "Name": replay.name,
-        "ReleaseLabel": cluster.release_label,
-        "Applications": [{"Name": app} for app in ("Hadoop", "Hive", "Spark", *cluster.extra_applications)],
-        "LogUri": f"s3://{bucket_name}/logs/",
-        "Instances": instances,
-        "Configurations": merge_configurations(default_configurations(), cluster.extra_configurations),
-        "ServiceRole": identity.service_role,
-        "JobFlowRole": identity.instance_profile,
-        "SecurityConfiguration": identity.security_configuration,
-        "ScaleDownBehavior": "TERMINATE_AT_TASK_COMPLETION",
-        "StepConcurrencyLevel": 1,
-        "VisibleToAllUsers": True,
-        "ManagedScalingPolicy": {"ComputeLimits": {
-            "UnitType": "Instances", "MinimumCapacityUnits": limits.minimum_units,
-            "MaximumCapacityUnits": limits.maximum_units, "MaximumOnDemandCapacityUnits": limits.maximum_on_demand_units,
-            "MaximumCoreCapacityUnits": limits.maximum_core_units}},
-        "Tags": [{"Key": key, "Value": value} for key, value in
-                 sorted(with_vendor_tag(cluster.tags, EMR_MANAGED_POLICY_TAG, {"segment-lake-role": "replay"}).items())],
-    }
-    if cluster.bootstrap_actions:
-        request["BootstrapActions"] = [{"Name": b.name, "ScriptBootstrapAction": {"Path": b.path, "Args": list(b.args)}}
-                                       for b in cluster.bootstrap_actions]
-    return request
-
-
 def replay_template(request: dict[str, Any], steps: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     """The template ``segment-lake replay-on-emr`` reads: the request and, per source id, its slug and its
     replay step without the window (``--from``/``--to`` are appended to the step's arguments)."""
@@ -156,7 +88,8 @@ class ReplayCluster(Construct):
     ``template_uri``, ``launcher_policy`` (attach it to whoever starts replays).
     """
 
-    def __init__(self, scope: Construct, id: str, *, props: ReplayClusterProps, cluster: DataLakeCluster,
+    def __init__(self, scope: Construct, id: str, *, props: ReplayClusterProps,
+                 cluster: DataLakeCluster | TransientClusters,
                  roles: DataLakeRoles, workload: WorkloadDelivery, sources: Sequence[SegmentSource],
                  bucket: LakeBucket, workspace_id: str | None = None, account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
@@ -164,24 +97,19 @@ class ReplayCluster(Construct):
         account = AwsAccount.of(self, account)
         bucket_name, bucket_arn = bucket.bucket_name, arn_of(bucket, lambda: account.partition)
         self.props = props = props.resolved(cluster.props)
-        security = cluster.security
-        identity = ClusterIdentity(
-            service_role=roles.emr_service_role.name,
-            instance_profile=roles.emr_instance_profile.name,
-            security_configuration=security.security_configuration_name,
-            master_security_group=security.master_security_group_id,
-            core_task_security_group=security.core_task_security_group_id,
-            service_access_security_group=security.service_access_security_group_id)
         steps = {}
         for source in sources:
             command = sync_command(source, bucket_name, account.region, workspace_id, command="replay")
             steps[source.source_id] = (source.slug, {
-                "Name": f"segment-lake replay {source.slug} ({source.source_id})",
+                "Name": step_name("replay", source),
                 # the cluster exists for this step only
                 "ActionOnFailure": "TERMINATE_CLUSTER",
                 "HadoopJarStep": {"Jar": workload.step_jar, "Args": workload.step_args(
                     [*command, "--wait-for-lock", str(REPLAY_LOCK_WAIT_MINUTES)])}})
-        self.template = replay_template(run_job_flow_request(cluster.props, props, identity, bucket_name), steps)
+        size = ClusterSize(props.name, props.core_instance_count, props.task_instance_count, props.managed_scaling,
+                           role="replay")
+        request = run_job_flow_request(cluster.props, size, ClusterIdentity.of(roles, cluster.security), bucket_name)
+        self.template = replay_template(request, steps)
         key = f"{contract.REPLAY_TEMPLATES_PREFIX}{props.name}.json"
         self.template_object = S3Object(self, "Template", bucket=bucket_name, key=key,
                                         content=json.dumps(self.template, indent=2), content_type="application/json")

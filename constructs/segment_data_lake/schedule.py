@@ -1,9 +1,12 @@
-"""EventBridge Scheduler schedules that submit a sync step per source."""
+"""EventBridge Scheduler schedules that run the lake's steps: each source's sync (every ``schedule_expression``) and
+each source's compaction (daily by default), on the always-on cluster (AddJobFlowSteps, a schedule per source's
+sync) or on a transient cluster started for each tick's steps (RunJobFlow, one schedule for every source)."""
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from constructs import Construct
 
@@ -24,52 +27,63 @@ from .emr import DataLakeCluster
 from .scan_marks import mark
 from .sources import SegmentSource, validate_sources
 from .tagging import with_vendor_tag
+from .transient_clusters import TransientClusters
 from .workload import WorkloadDelivery
 
 DEFAULT_SCHEDULE = "rate(2 hours)"
+# 03:15 UTC every day: the hours a compaction merges ended at least 2 hours before (compact's --older-than)
+DEFAULT_COMPACTION_SCHEDULE = "cron(15 3 * * ? *)"
+# a compaction's cluster may start while a sync of the same source runs: its step waits for the sync's lock
+COMPACTION_LOCK_WAIT_MINUTES = 120
 
 
 def sync_command(source: SegmentSource, bucket_name: str, region: str, workspace_id: str | None = None,
                  command: str = "sync") -> list[str]:
     """The ``segment-lake`` command of one sync of ``source`` (or of a ``replay``, which takes the same
     options); ``workspace_id`` goes into its reports."""
-    args = [
-        command,
-        "--source-id", source.source_id,
-        "--source-slug", source.slug,
-        "--input", f"s3://{bucket_name}/segment-logs/{source.source_id}/",
-        "--lake", f"s3://{bucket_name}/",
-        "--glue-database", source.database,
-        "--date-partition", source.date_partition,
-        "--catalog", "glue",
-        "--aws-region", region,
-    ]
-    if source.table_prefix:
-        args += ["--table-prefix", source.table_prefix]
+    args = [command, "--source-id", source.source_id, "--source-slug", source.slug,
+            "--input", f"s3://{bucket_name}/segment-logs/{source.source_id}/", *_lake_and_naming(source, bucket_name, region)]
     if workspace_id:
         args += ["--workspace-id", workspace_id]
     return args
 
 
-def add_job_flow_steps_input(cluster_id: str, source: SegmentSource, jar: str, args: Sequence[str]) -> str:
-    """The AddJobFlowSteps request the schedule sends (EMR API field names)."""
-    return json.dumps({
-        "JobFlowId": cluster_id,
-        "Steps": [{
-            "Name": f"segment-lake sync {source.slug} ({source.source_id})",
-            # A failed sync is retried by the next run; the cluster keeps serving other sources.
-            "ActionOnFailure": "CONTINUE",
-            "HadoopJarStep": {"Jar": jar, "Args": list(args)},
-        }],
-    })
+def compact_command(source: SegmentSource, bucket_name: str, region: str) -> list[str]:
+    """The ``segment-lake compact`` command of ``source``: the naming options its syncs use."""
+    return ["compact", "--source-id", source.source_id, "--source-slug", source.slug,
+            *_lake_and_naming(source, bucket_name, region), "--wait-for-lock", str(COMPACTION_LOCK_WAIT_MINUTES)]
+
+
+def _lake_and_naming(source: SegmentSource, bucket_name: str, region: str) -> list[str]:
+    args = ["--lake", f"s3://{bucket_name}/", "--glue-database", source.database,
+            "--date-partition", source.date_partition, "--catalog", "glue", "--aws-region", region]
+    return args + ["--table-prefix", source.table_prefix] if source.table_prefix else args
+
+
+def step_name(command: str, source: SegmentSource) -> str:
+    """The EMR step's name: what the EMR console shows, and what alerts match its source by (its end)."""
+    return f"segment-lake {command} {source.slug}{step_name_end(source)}"
+
+
+def step_name_end(source: SegmentSource) -> str:
+    return f" ({source.source_id})"
+
+
+def step(command: str, source: SegmentSource, jar: str, args: Sequence[str]) -> dict[str, Any]:
+    """One step of the lake (EMR API field names). A failed one is retried by the next tick; the cluster goes on
+    with the other sources' steps."""
+    return {"Name": step_name(command, source), "ActionOnFailure": "CONTINUE",
+            "HadoopJarStep": {"Jar": jar, "Args": list(args)}}
 
 
 @dataclass(frozen=True)
 class SyncSchedulesProps:
     """Props of :class:`SyncSchedules`.
 
-    :param sources: the Segment sources, one schedule each.
+    :param sources: the Segment sources.
     :param schedule_expression: how often each source syncs (``rate(2 hours)``: 12 a day).
+    :param compaction_schedule_expression: when every source's ``segment-lake compact`` runs (daily at 03:15 UTC
+        by default), in the same cluster mode as the syncs; None: no scheduled compaction.
     :param workspace_id: the Segment workspace, passed to every sync, which copies it into its reports.
     :param name_suffix: appended to the role, policy and schedule names, e.g. ``-prod``.
     :param kms_key_arn: KMS key encrypting the schedules (AWS-owned key by default).
@@ -78,6 +92,7 @@ class SyncSchedulesProps:
 
     sources: Sequence[SegmentSource]
     schedule_expression: str = DEFAULT_SCHEDULE
+    compaction_schedule_expression: str | None = DEFAULT_COMPACTION_SCHEDULE
     workspace_id: str | None = None
     name_suffix: str = ""
     kms_key_arn: str | None = None
@@ -86,63 +101,101 @@ class SyncSchedulesProps:
     def __post_init__(self) -> None:
         validate_sources(self.sources)
         validation.schedule_expression(self.schedule_expression)
+        if self.compaction_schedule_expression is not None:
+            validation.schedule_expression(self.compaction_schedule_expression)
         validation.name_suffix(self.name_suffix)
         validation.tags(self.tags)
 
 
 class SyncSchedules(Construct):
-    """One schedule per source, in a schedule group of the lake's own, and the role the schedules use: only
-    Scheduler may assume it, for a schedule of that group (``aws:SourceArn``), and it may only add steps to this
-    cluster (and decrypt with the schedules' key, if they have one).
+    """The lake's schedules, in a schedule group of its own, and the role they use: only Scheduler may assume it,
+    for a schedule of that group (``aws:SourceArn``). On the always-on cluster (a :class:`DataLakeCluster`) there is
+    one sync schedule per source and the role may only add steps to that cluster; with transient clusters (a
+    :class:`TransientClusters`) one schedule starts a cluster with every source's sync step, and the role may only
+    start clusters tagged as the lake's sync or compaction clusters, passing the lake's two EMR roles each to its
+    service. The compaction schedule runs every source's ``compact`` step the same way. The role also decrypts
+    with the schedules' key, if they have one.
 
-    Attributes: ``group``, ``role``, ``policy``, ``schedules`` (dict source id to ``SchedulerSchedule``).
-    ``workspace_id`` (the Segment workspace) is passed to every sync, which copies it into its reports.
+    Attributes: ``group``, ``role``, ``policy``, ``schedules`` (dict: a source id, ``"sync"`` for the transient
+    clusters' sync schedule, or ``"compact"``, to its ``SchedulerSchedule``), ``steps`` (dict of the same keys to
+    the EMR steps each schedule's request carries).
     """
 
-    def __init__(self, scope: Construct, id: str, *, props: SyncSchedulesProps, cluster: DataLakeCluster,
-                 bucket: LakeBucket, workload: WorkloadDelivery, account: AwsAccount | None = None) -> None:
+    def __init__(self, scope: Construct, id: str, *, props: SyncSchedulesProps,
+                 cluster: DataLakeCluster | TransientClusters, bucket: LakeBucket, workload: WorkloadDelivery,
+                 account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
         self.props = props
         account = AwsAccount.of(self, account)
         role_tags = with_vendor_tag(props.tags)
         name_suffix = props.name_suffix
+        transient = isinstance(cluster, TransientClusters)
         # Scheduler names the group as the source of its role's use: a group of the lake's own keeps every
         # other schedule of the account from using the role.
         self.group = SchedulerScheduleGroup(self, "Group", name=f"segment-lake{name_suffix}", tags=role_tags)
         self.role = IamRole(
             self, "Role", name=f"SegmentDataLakeSchedulerRole{name_suffix}",
-            description="Used by EventBridge Scheduler to submit data lake sync steps",
+            description=("Used by EventBridge Scheduler to start the data lake's transient clusters" if transient
+                         else "Used by EventBridge Scheduler to submit data lake sync steps"),
             assume_role_policy=policy_documents.render_json("scheduler-trust", account_id=account.account_id,
                                                             schedule_group_arn=self.group.arn),
             tags=role_tags,
         )
-        document = policy_documents.render("scheduler-permissions", cluster_arn=cluster.cluster_arn)
+        if transient:
+            document = policy_documents.render("scheduler-transient-permissions", partition=account.partition,
+                                               region=account.region, account_id=account.account_id,
+                                               **cluster.pass_role_values)
+        else:
+            document = policy_documents.render("scheduler-permissions", cluster_arn=cluster.cluster_arn)
         if props.kms_key_arn:  # Scheduler decrypts a schedule's target with its key, as the role
             document["Statement"].append({"Sid": "DecryptTheSchedulesWithTheirKey", "Effect": "Allow",
                                           "Action": "kms:Decrypt", "Resource": props.kms_key_arn})
         self.policy = IamPolicy(self, "Policy", name=f"SegmentDataLakeSchedulerPolicy{name_suffix}",
                                 policy=json.dumps(document, indent=2), tags=role_tags)
-        attachment = IamRolePolicyAttachment(self, "PolicyAttachment", role=self.role.name, policy_arn=self.policy.arn)
+        self._attachment = IamRolePolicyAttachment(self, "PolicyAttachment", role=self.role.name,
+                                                   policy_arn=self.policy.arn)
+        self._account, self._cluster = account, cluster
+
+        def steps(command: str) -> list[dict[str, Any]]:
+            return [step(command, source, workload.step_jar, workload.step_args(
+                sync_command(source, bucket.bucket_name, account.region, props.workspace_id) if command == "sync"
+                else compact_command(source, bucket.bucket_name, account.region))) for source in props.sources]
+
         self.schedules: dict[str, SchedulerSchedule] = {}
-        for source in props.sources:
-            self.schedules[source.source_id] = SchedulerSchedule(
-                self, f"Sync-{source.source_id}",
-                name=f"segment-lake-{source.slug}{name_suffix}"[:64],
-                description=f"Sync Segment source {source.slug} into the data lake",
-                group_name=self.group.name,
-                schedule_expression=props.schedule_expression,
-                flexible_time_window=SchedulerScheduleFlexibleTimeWindow(mode="OFF"),
-                kms_key_arn=props.kms_key_arn,
-                target=SchedulerScheduleTarget(
-                    arn=f"arn:{account.partition}:scheduler:::aws-sdk:emr:addJobFlowSteps",
-                    role_arn=self.role.arn,
-                    input=add_job_flow_steps_input(cluster.cluster_id, source, workload.step_jar, workload.step_args(
-                        sync_command(source, bucket.bucket_name, account.region, props.workspace_id))),
-                    # The next scheduled run picks up whatever a missed one left.
-                    retry_policy=SchedulerScheduleTargetRetryPolicy(
-                        maximum_retry_attempts=2, maximum_event_age_in_seconds=3600),
-                ),
-                # a schedule that fires before its role may add steps loses that run
-                depends_on=[attachment],
-            )
-            mark(self.schedules[source.source_id], "sync_schedule")
+        self.steps: dict[str, list[dict[str, Any]]] = {}
+        if transient:
+            self._schedule("sync", "Sync", f"segment-lake.sync{name_suffix}", props.schedule_expression,
+                           "Start a cluster that syncs every Segment source of the data lake", steps("sync"))
+        else:
+            for source, sync in zip(props.sources, steps("sync"), strict=True):
+                self._schedule(source.source_id, f"Sync-{source.source_id}", f"segment-lake-{source.slug}{name_suffix}",
+                               props.schedule_expression, f"Sync Segment source {source.slug} into the data lake", [sync])
+        if props.compaction_schedule_expression is not None:
+            self._schedule("compact", "Compact", f"segment-lake.compact{name_suffix}",
+                           props.compaction_schedule_expression,
+                           "Compact the small files of every Segment source of the data lake", steps("compact"))
+
+    def _schedule(self, key: str, id: str, name: str, expression: str, description: str,
+                  steps: list[dict[str, Any]]) -> None:
+        """A schedule sending ``steps`` to the always-on cluster, or starting a transient cluster that runs them."""
+        cluster, partition = self._cluster, self._account.partition
+        if isinstance(cluster, TransientClusters):
+            api, request = "runJobFlow", cluster.run_job_flow(key, steps)  # key: "sync" or "compact"
+        else:
+            api, request = "addJobFlowSteps", {"JobFlowId": cluster.cluster_id, "Steps": steps}
+        self.steps[key] = steps
+        self.schedules[key] = SchedulerSchedule(
+            self, id, name=name[:64], description=description, group_name=self.group.name,
+            schedule_expression=expression,
+            flexible_time_window=SchedulerScheduleFlexibleTimeWindow(mode="OFF"),
+            kms_key_arn=self.props.kms_key_arn,
+            target=SchedulerScheduleTarget(
+                arn=f"arn:{partition}:scheduler:::aws-sdk:emr:{api}", role_arn=self.role.arn,
+                input=json.dumps(request),
+                # The next scheduled run picks up whatever a missed one left.
+                retry_policy=SchedulerScheduleTargetRetryPolicy(maximum_retry_attempts=2, maximum_event_age_in_seconds=3600),
+            ),
+            # a schedule that fires before its role may add steps (or start clusters) loses that run
+            depends_on=[self._attachment],
+        )
+        mark(self.schedules[key], "sync_schedule")

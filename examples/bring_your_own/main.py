@@ -9,6 +9,7 @@ from cdktf import App, LocalBackend, TerraformStack
 from constructs import Construct
 
 from segment_data_lake import (
+    DataLakeAlertsProps,
     DataLakeBucket,
     DataLakeOutputs,
     DataLakeRolesProps,
@@ -51,6 +52,8 @@ class BringYourOwnStack(TerraformStack):
                                                                  core_task="sg-0a1b2c3d4e5f60002",
                                                                  service_access="sg-0a1b2c3d4e5f60003")),
             sources=[SegmentSource(source_id="Kq8dV1bX2c", slug="acme_web")],
+            # the platform's on-call topic (its policy lets EventBridge and CloudWatch publish)
+            alerts=DataLakeAlertsProps(topic_arn=f"arn:aws:sns:us-west-2:{account_id}:platform-oncall"),
         ))
         DataLakeOutputs(self, "Outputs", lakes=[self.lake])
         # the analysts' role reads the lake (Athena, Spark); the data team's runs compact and delete-users from outside

@@ -61,6 +61,9 @@ WINDOW = (option("--from", dest="replay_from", required=True, type=_day, help="f
           option("--to", dest="replay_to", required=True, type=_day, help="last day, YYYY-MM-DD (UTC)"))
 USERS = (option("--user-id", action="append", default=[], metavar="ID", help="a userId (repeat for more)"),
          option("--anonymous-id", action="append", default=[], metavar="ID", help="an anonymousId (repeat for more)"))
+WAIT_FOR_LOCK = option("--wait-for-lock", type=int, default=0, metavar="MINUTES",
+                       help="while another run holds the source's lock, wait up to this long for it (default 0: "
+                            "refuse at once)")
 # where the source's tables are registered and how they are named and partitioned
 NAMING = (
     option("--source-slug", help="source slug; names the default database"),
@@ -89,8 +92,7 @@ SYNC = (
     option("--driver-memory", help="Spark's heap in local mode, e.g. 4g (default: SEGMENT_LAKE_DRIVER_MEMORY, "
                                    "else 40%% of this machine's memory, at most 2g)"),
     option("--cores", type=int, help="cores Spark uses in local mode (default: SEGMENT_LAKE_CORES, else all)"),
-    option("--wait-for-lock", type=int, default=0, metavar="MINUTES",
-           help="while another run holds the source's lock, wait up to this long for it (default 0: refuse at once)"),
+    WAIT_FOR_LOCK,
     option("--metrics-namespace", default=METRICS_NAMESPACE if on_emr() else "", metavar="NAMESPACE",
            help=f"write the run's figures as CloudWatch metrics of the source in this namespace, in --aws-region "
                 f"(default on EMR: {METRICS_NAMESPACE}; elsewhere '', none)"),
@@ -399,6 +401,8 @@ def run_compact(args: argparse.Namespace) -> int:
     if args.older_than < 0 or args.target_file_mb < 1:
         raise InvalidSettings(f"invalid --older-than {args.older_than} or --target-file-mb {args.target_file_mb}: "
                               f"pass 0 or more hours and 1 or more MB")
+    if args.wait_for_lock < 0:
+        raise InvalidSettings(f"--wait-for-lock {args.wait_for_lock} must be 0 or more minutes")
     settings = SourceSettings(args.lake, args.source_id, source_slug=args.source_slug, glue_database=args.glue_database,
                               table_prefix=args.table_prefix, date_partition=args.date_partition, catalog=args.catalog)
     settings.require_lake(args.lake)
@@ -409,7 +413,7 @@ def run_compact(args: argparse.Namespace) -> int:
     if not catalog.database_exists(settings.database):
         raise InvalidSettings(f"no database {settings.database!r} in the {settings.catalog} catalog: pass the "
                               f"--source-slug or --glue-database the syncs of {settings.source_id} use")
-    lock = source_lock(spark, layout)
+    lock = source_lock(spark, layout, wait_seconds=args.wait_for_lock * 60)
     lock.run_id = "compact"
     with lock.held():
         report = Compaction(spark, storage, catalog, layout, settings.database, settings.table_name_prefix,
@@ -546,7 +550,7 @@ COMMANDS = {command.name: command for command in (
                             f"(default {DEFAULT_OLDER_THAN_HOURS})"),
                 option("--target-file-mb", type=int, default=DEFAULT_TARGET_FILE_MB, metavar="N",
                        help=f"size of the merged files (default {DEFAULT_TARGET_FILE_MB})"),
-                *NAMING, VERBOSE)),
+                *NAMING, WAIT_FOR_LOCK, VERBOSE)),
     Command("state", run_state, "show a source's sync state, or drop its unfinished run",
             "show: the finished runs, the files processed and the unfinished run (if any). reset: drop the unfinished "
             "run (what its attempts published first), so that the next sync starts afresh over every unprocessed "
