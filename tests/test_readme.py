@@ -132,3 +132,17 @@ def test_anchors_are_made_as_github_makes_them():
 def test_every_python_block_compiles(page):
     for block in re.findall(r"^```python\n(.*?)^```", page.read_text(), re.M | re.S):
         compile(block, _name(page), "exec")
+
+
+def test_the_cost_table_is_what_its_arithmetic_prints():
+    import subprocess
+    import sys
+
+    readme = (REPO / "README.md").read_text()
+    held = re.search(r"<!-- cost-table: python tools/cost_table.py -->\n(.*?)<!-- /cost-table -->", readme, re.DOTALL)
+    assert held, "the README has no cost table between its markers"
+    printed = subprocess.run([sys.executable, str(REPO / "tools" / "cost_table.py")], capture_output=True, text=True,
+                             check=True).stdout
+    assert held.group(1) == printed, "the README's cost table is stale: paste `python tools/cost_table.py`'s output"
+    ten_million = re.search(r"^\| 10,000,000 \|(?:[^|]*\|){2} \$([\d.]+) \|", printed, re.MULTILINE)
+    assert float(ten_million.group(1)) <= 30  # the target for 10M events a day, recommended settings

@@ -43,7 +43,7 @@ class SegmentDataLakeProps:
     :param cluster_mode: ``"always_on"`` (default): one EMR cluster that runs between syncs, with managed scaling,
         as Segment's module provisions it (about $876 a month with the default sizes). ``"transient"``: no cluster
         between syncs; each tick of the schedule starts a cluster that runs every source's sync and ends
-        (:class:`TransientClusters`; a few dollars a month for most sources: docs/constructs.md#what-the-lake-costs);
+        (:class:`TransientClusters`; about $16 a month at 10M events a day: the README's cost table);
         ``sync_runner="self"`` only.
     :param transient_cluster: sizes of the transient clusters (default: a single node).
     :param schedule_expression: how often each source syncs (``rate(2 hours)``: 12 a day).

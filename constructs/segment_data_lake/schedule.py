@@ -31,7 +31,7 @@ from .transient_clusters import TransientClusters
 from .workload import WorkloadDelivery
 
 DEFAULT_SCHEDULE = "rate(2 hours)"
-# 03:15 UTC every day: the hours a compaction merges ended at least 2 hours before (compact's --older-than)
+# 03:15 UTC every day: compact merges the partitions that ended a day before (its --older-than, 24 hours)
 DEFAULT_COMPACTION_SCHEDULE = "cron(15 3 * * ? *)"
 # a compaction's cluster may start while a sync of the same source runs: its step waits for the sync's lock
 COMPACTION_LOCK_WAIT_MINUTES = 120

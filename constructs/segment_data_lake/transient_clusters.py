@@ -28,7 +28,7 @@ class TransientClusterProps:
     (:class:`EmrClusterProps`).
 
     :param core_instance_count: core nodes (default 0: a single-node cluster, whose master node runs the steps;
-        enough for a source of about 100M events a day, docs/constructs.md#what-the-lake-costs).
+        enough for a source of about 100M events a day: the README's cost table).
     :param task_instance_count: task nodes (default 0; on Spot with the cluster's ``task_spot_price``); needs core
         nodes.
     :param managed_scaling: EMR managed scaling limits (default none: a cluster that lives for minutes is sized at
