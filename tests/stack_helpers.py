@@ -54,3 +54,26 @@ def resolve(stack: dict, value):
         return resolve(stack, found) if isinstance(found, str) else match.group(0)
 
     return _REFERENCE.sub(literal, value)
+
+
+def small_lake_props(**overrides):
+    """The props of a one-source lake on a placeholder bucket and subnet, with ``overrides``."""
+    from segment_data_lake import DataLakeBucketProps, DataLakeRolesProps, EmrClusterProps, SegmentDataLakeProps, SegmentSource
+
+    return SegmentDataLakeProps(**{
+        "bucket": DataLakeBucketProps(bucket_name="acme-lake"), "access": DataLakeRolesProps(external_ids=["ws1"]),
+        "cluster": EmrClusterProps(subnet_id="subnet-0123456789abcdef0"),
+        "sources": [SegmentSource(source_id="src0001", slug="web")], **overrides})
+
+
+def synth_small_lake(name: str, **overrides) -> dict:
+    """A stack holding only the lake of ``small_lake_props(**overrides)``, synthesized."""
+    from cdktf import App, TerraformStack, Testing
+
+    from segment_data_lake import SegmentDataLake
+    from segment_data_lake.aws import AwsProvider
+
+    stack = TerraformStack(App(), name)
+    AwsProvider(stack, "aws", region="us-east-1")
+    SegmentDataLake(stack, "Lake", props=small_lake_props(**overrides))
+    return json.loads(Testing.synth(stack))

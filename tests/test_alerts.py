@@ -7,7 +7,7 @@ import pytest
 from aws_calls import ACCOUNT, REGION
 from iam_evaluator import Request, allowed
 from role_policies import resolve as resolve_arns
-from stack_helpers import named, only, policy, resources
+from stack_helpers import named, only, policy, resources, synth_small_lake
 
 from segment_lake_contract import METRICS_DIMENSION, METRICS_NAMESPACE
 
@@ -88,28 +88,11 @@ def test_only_the_lakes_rules_and_alarms_may_publish_to_its_topic(synthesized):
 
 
 def test_a_brought_topic_gets_the_rules_and_alarms_and_no_policy_of_ours():
-    from cdktf import App, TerraformStack, Testing
-
-    from segment_data_lake import (
-        DataLakeAlertsProps,
-        DataLakeBucketProps,
-        DataLakeRolesProps,
-        EmrClusterProps,
-        SegmentDataLake,
-        SegmentDataLakeProps,
-        SegmentSource,
-    )
-    from segment_data_lake.aws import AwsProvider
+    from segment_data_lake import DataLakeAlertsProps
 
     theirs = f"arn:aws:sns:{REGION}:{ACCOUNT}:platform-oncall"
-    stack = TerraformStack(App(), "brought-topic")
-    AwsProvider(stack, "aws", region=REGION)
-    SegmentDataLake(stack, "Lake", props=SegmentDataLakeProps(
-        bucket=DataLakeBucketProps(bucket_name="acme-lake"), access=DataLakeRolesProps(external_ids=["ws1"]),
-        cluster=EmrClusterProps(subnet_id="subnet-0123456789abcdef0"), cluster_mode="transient",
-        sources=[SegmentSource(source_id="src0001", slug="web")], schedule_expression="cron(0 * * * ? *)",
-        alerts=DataLakeAlertsProps(topic_arn=theirs, stale_after_minutes=180)))
-    synthesized = json.loads(Testing.synth(stack))
+    synthesized = synth_small_lake("brought-topic", cluster_mode="transient", schedule_expression="cron(0 * * * ? *)",
+                                   alerts=DataLakeAlertsProps(topic_arn=theirs, stale_after_minutes=180))
     assert not resources(synthesized, "aws_sns_topic") and not resources(synthesized, "aws_sns_topic_policy")
     assert {t["arn"] for t in resources(synthesized, "aws_cloudwatch_event_target").values()} == {theirs}
     alarm = only(synthesized, "aws_cloudwatch_metric_alarm")

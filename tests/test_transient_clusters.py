@@ -9,7 +9,7 @@ import pytest
 from aws_calls import ACCOUNT, REGION
 from iam_evaluator import Request, allowed
 from role_policies import permissions
-from stack_helpers import named, only, resolve, resources
+from stack_helpers import named, only, resolve, resources, small_lake_props
 
 pytestmark = [pytest.mark.constructs, pytest.mark.aws]
 
@@ -138,30 +138,18 @@ def test_the_scheduler_may_start_the_lakes_clusters_and_nothing_else(synthesized
 
 
 def test_transient_props_are_checked_at_construction():
-    from segment_data_lake import (
-        DataLakeBucketProps,
-        DataLakeConfigError,
-        DataLakeRolesProps,
-        EmrClusterProps,
-        ManagedScaling,
-        SegmentDataLakeProps,
-        SegmentSource,
-        TransientClusterProps,
-    )
+    from segment_data_lake import DataLakeConfigError, EmrClusterProps, ManagedScaling, TransientClusterProps
 
     with pytest.raises(DataLakeConfigError, match="runs on its master node alone, with no task nodes or managed "
                                                   "scaling: set core_instance_count to 1 or more"):
         TransientClusterProps(task_instance_count=2)
     with pytest.raises(DataLakeConfigError, match="transient core_instance_count"):
         TransientClusterProps(core_instance_count=3, managed_scaling=ManagedScaling(maximum_core_units=2))
-    lake = dict(bucket=DataLakeBucketProps(bucket_name="acme-lake"), access=DataLakeRolesProps(external_ids=["ws1"]),
-                cluster=EmrClusterProps(subnet_id="subnet-0123456789abcdef0"),
-                sources=[SegmentSource(source_id="src0001", slug="web")])
     with pytest.raises(DataLakeConfigError, match="cluster_mode is 'transient' but sync_runner is 'segment', which runs "
                                                   "its syncs on one cluster by its id"):
-        SegmentDataLakeProps(**lake, cluster_mode="transient", sync_runner="segment")
+        small_lake_props(cluster_mode="transient", sync_runner="segment")
     with pytest.raises(DataLakeConfigError, match="cluster_mode"):
-        SegmentDataLakeProps(**lake, cluster_mode="serverless")
+        small_lake_props(cluster_mode="serverless")
     with pytest.raises(DataLakeConfigError, match="task_spot_price"):
         EmrClusterProps(subnet_id="subnet-0123456789abcdef0", task_spot_price="cheap")
     assert TransientClusterProps(core_instance_count=2, task_instance_count=4).task_instance_count == 4

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from stack_helpers import named, only, policy, resolve, resources
+from stack_helpers import named, only, policy, resolve, resources, synth_small_lake
 
 from segment_data_lake.workload import STEP_LAUNCHER, packaged_bundle, release_id
 
@@ -220,24 +220,7 @@ def test_every_source_is_compacted_daily_on_the_cluster_with_its_syncs_naming(sy
             assert getattr(compact, option) == getattr(synced, option), option
 
 
-def test_no_compaction_schedule_when_none_is_asked_for(synthesized):
-    from cdktf import App, TerraformStack, Testing
-
-    from segment_data_lake import (
-        DataLakeBucketProps,
-        DataLakeRolesProps,
-        EmrClusterProps,
-        SegmentDataLake,
-        SegmentDataLakeProps,
-        SegmentSource,
-    )
-    from segment_data_lake.aws import AwsProvider
-
-    stack = TerraformStack(App(), "no-compaction")
-    AwsProvider(stack, "aws", region="us-east-1")
-    SegmentDataLake(stack, "Lake", props=SegmentDataLakeProps(
-        bucket=DataLakeBucketProps(bucket_name="acme-lake"), access=DataLakeRolesProps(external_ids=["ws1"]),
-        cluster=EmrClusterProps(subnet_id="subnet-0123456789abcdef0"),
-        sources=[SegmentSource(source_id="src0001", slug="web")], compaction_schedule_expression=None))
-    schedules = resources(json.loads(Testing.synth(stack)), "aws_scheduler_schedule").values()
+def test_no_compaction_schedule_when_none_is_asked_for():
+    schedules = resources(synth_small_lake("no-compaction", compaction_schedule_expression=None),
+                          "aws_scheduler_schedule").values()
     assert [s["name"] for s in schedules] == ["segment-lake-web"]
