@@ -102,12 +102,21 @@ def test_a_brought_topic_gets_the_rules_and_alarms_and_no_policy_of_ours():
 def test_alert_props_are_checked_at_construction():
     from segment_data_lake import DataLakeAlertsProps, DataLakeConfigError
 
-    with pytest.raises(DataLakeConfigError, match=r"schedule 'cron\(0 3 \* \* \? \*\)' has no fixed interval to count "
-                                                  r"stale_after_intervals in: set alerts stale_after_minutes"):
-        DataLakeAlertsProps().window_seconds("cron(0 3 * * ? *)")
+    assert DataLakeAlertsProps().window_seconds("cron(0 3 * * ? *)") == 86400  # no fixed interval: a day
+    assert DataLakeAlertsProps(stale_after_minutes=300).window_seconds("cron(0 */2 * * ? *)") == 18000
     with pytest.raises(DataLakeConfigError, match="an alarm window of 12960 minutes is longer than CloudWatch "
                                                   "evaluates .10080 minutes."):
         DataLakeAlertsProps().window_seconds("rate(3 days)")
     with pytest.raises(DataLakeConfigError, match="alerts topic_arn"):
         DataLakeAlertsProps(topic_arn="platform-oncall")
     assert DataLakeAlertsProps(stale_after_intervals=2).window_seconds("rate(30 minutes)") == 3600
+
+
+def test_alert_names_take_only_what_sns_and_eventbridge_allow():
+    """name_suffix may hold characters IAM names take ('.', '@', ...) but SNS topic and EventBridge rule names do not."""
+    from segment_data_lake import DataLakeRolesProps
+
+    stack = synth_small_lake("dotted-suffix", access=DataLakeRolesProps(external_ids=["ws1"], name_suffix=".prod@eu"))
+    assert only(stack, "aws_sns_topic")["name"] == "segment-data-lake-prod-eu-alerts"
+    names = [rule["name"] for rule in resources(stack, "aws_cloudwatch_event_rule").values()]
+    assert sorted(names) == ["segment-data-lake-prod-eu-cluster-failed", "segment-data-lake-prod-eu-step-failed"]

@@ -29,6 +29,8 @@ _RATE = re.compile(r"rate\((\d+) (minute|hour|day)s?\)")
 _SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
 # CloudWatch evaluates an alarm over at most 7 days (1 day for a period under an hour)
 _LONGEST_WINDOW_SECONDS = 7 * 86400
+# the window of a schedule with no fixed interval (cron, at) unless stale_after_minutes says otherwise
+CRON_WINDOW_MINUTES = 1440
 EVENT_PATTERN_CHARACTERS = 2048  # EventBridge's default quota
 
 
@@ -47,8 +49,8 @@ class DataLakeAlertsProps:
         ``cloudwatch.amazonaws.com`` publish to it (and its key, if it has one, let them use it).
     :param stale_after_intervals: the alarm of a source fires when none of its syncs finished within this many
         schedule intervals (default 3: two missed or failed syncs in a row, with room for a slow one).
-    :param stale_after_minutes: the alarm's window in minutes, instead of ``stale_after_intervals``; needed when
-        the schedule is a ``cron(...)`` expression. At most 7 days; at most 1 day under an hour.
+    :param stale_after_minutes: the alarm's window in minutes, instead of ``stale_after_intervals`` (default for a
+        ``cron(...)`` schedule, which has no fixed interval: 1,440, a day). At most 7 days.
     :param tags: tags of the topic, its key, the rules and the alarms; ``vendor=segment`` is always added.
     """
 
@@ -71,14 +73,11 @@ class DataLakeAlertsProps:
         minutes = self.stale_after_minutes
         if minutes is None:
             interval = schedule_interval_minutes(schedule_expression)
-            if interval is None:
-                validation.fail(f"schedule {schedule_expression!r} has no fixed interval to count "
-                                f"stale_after_intervals in: set alerts stale_after_minutes, e.g. 360")
-            minutes = self.stale_after_intervals * interval
-        longest = _LONGEST_WINDOW_SECONDS if minutes >= 60 else 86400
-        if minutes * 60 > longest:
+            minutes = CRON_WINDOW_MINUTES if interval is None else self.stale_after_intervals * interval
+        if minutes * 60 > _LONGEST_WINDOW_SECONDS:
             validation.fail(f"an alarm window of {minutes} minutes is longer than CloudWatch evaluates "
-                            f"({longest // 60} minutes): set alerts stale_after_minutes (or stale_after_intervals) lower")
+                            f"({_LONGEST_WINDOW_SECONDS // 60} minutes): set alerts stale_after_minutes (or "
+                            f"stale_after_intervals) lower")
         return minutes * 60
 
 
@@ -101,7 +100,8 @@ class DataLakeAlerts(Construct):
         window = props.window_seconds(schedule_expression)
         account = AwsAccount.of(self, account)
         tags = with_vendor_tag(props.tags)
-        name = f"segment-data-lake{name_suffix}"
+        # SNS topic and EventBridge rule names take fewer characters than IAM names (and name_suffix) do
+        name = f"segment-data-lake{re.sub(r'[^A-Za-z0-9_-]', '-', name_suffix)}"
         self.topic = self.topic_key = self.topic_policy = None
         if props.topic_arn is None:
             self.topic_key = KmsKey(

@@ -98,7 +98,8 @@ class EmrClusterProps:
     :param task_spot_price: the task nodes as Spot instances, bidding at most this many USD an hour per node
         (e.g. ``"0.192"``, m5.xlarge's On-Demand price in us-east-1: Spot's discount, never more than On-Demand);
         None (default): On-Demand. Task nodes hold no data, so a reclaimed one costs only its tasks' retries.
-        Changing it replaces the task group (not the cluster).
+        Changing it creates a new task group (not a new cluster); EMR cannot remove an instance group, so the old
+        one stays, resized to 0.
     :param ebs_volume_size_gb: gp3 EBS size per node.
     :param ebs_volume_type: EBS type, ``gp3`` by default.
     :param ebs_iops: provisioned IOPS per volume (gp3: 3000 by default, its baseline; io1: required).
