@@ -71,7 +71,9 @@ def test_each_sources_replay_step_runs_the_schedules_release_and_options(synthes
         step = sources[source_id]["step"]
         sync_at = args.index("sync")
         # the same launcher, step script and bundle: the release the schedules run
-        assert step["HadoopJarStep"]["Args"] == [*args[:sync_at], "replay", *args[sync_at + 1:], "--wait-for-lock", "180"]
+        # (a scheduled sync that finds its source busy leaves it to the next tick; a replay waits for it)
+        assert args[-2:] == ["--if-busy", "skip"]
+        assert step["HadoopJarStep"]["Args"] == [*args[:sync_at], "replay", *args[sync_at + 1:-2], "--wait-for-lock", "180"]
         assert step["HadoopJarStep"]["Jar"] == scheduled["HadoopJarStep"]["Jar"]
         assert step["ActionOnFailure"] == "TERMINATE_CLUSTER" and scheduled["ActionOnFailure"] == "CONTINUE"
 

@@ -337,3 +337,21 @@ def test_a_command_stops_the_spark_it_started(tmp_path):
     finished = subprocess.run([sys.executable, "-c", script, "sync", "--source-id", "src1", "--input", "input",
                                "--lake", "lake"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert finished.stdout.splitlines()[-1] == "0 True []", finished.stderr[-2000:]
+
+
+def test_a_scheduled_sync_that_finds_its_source_busy_skips_and_succeeds(tmp_path):
+    """The schedules' steps pass --if-busy skip: a sync whose source another run holds (a transient cluster's previous
+    tick, say) says so and exits 0, leaving the lock and the lake to that run; the default refuses (exit 1)."""
+    from segment_lake.lock import SourceLock, lock_store
+
+    write_run1(tmp_path / "input", "src1")
+    lock = tmp_path / "lake" / "segment-data" / "state" / "src1" / "lock.json"
+    lock.parent.mkdir(parents=True)
+    args = ["sync", "--source-id", "src1", "--input", "input/segment-logs/src1", "--lake", "lake", "--if-busy", "skip"]
+    with SourceLock(lock_store(f"file://{lock}"), "src1", "the previous tick", seconds=600, run_id="run-a").held():
+        skipped = run(*args, cwd=tmp_path)
+        assert lock.exists()  # still the holder's
+    assert skipped.returncode == 0, skipped.stderr[-2000:]
+    assert skipped.stdout.startswith("skipped src1: source src1 is being synced by the previous tick (run run-a"), \
+        skipped.stdout
+    assert not (tmp_path / "lake" / "segment-data" / "reports").exists()  # no run, so no report

@@ -145,7 +145,7 @@ def test_one_schedule_per_source_every_two_hours(lake):
                         "--lake": "s3://my-company-segment-data-lake/", "--glue-database": "web_app",
                         "--date-partition": "day_hour", "--catalog": "glue",
                         "--aws-region": "${{data.aws_region.{}.name}}".format(next(iter(lake["data"]["aws_region"]))),
-                        "--workspace-id": "my-workspace-id"}
+                        "--workspace-id": "my-workspace-id", "--if-busy": "skip"}
     # the sync's own command line takes them as they are
     from segment_lake.cli import parser
     assert parser().parse_args(args[5:]).workspace_id == "my-workspace-id"

@@ -157,9 +157,11 @@ class SyncSchedules(Construct):
         self._account, self._cluster = account, cluster
 
         def steps(command: str) -> list[dict[str, Any]]:
+            # a scheduled sync that finds the source's previous one still running leaves the work to the next tick
             return [step(command, source, workload.step_jar, workload.step_args(
-                sync_command(source, bucket.bucket_name, account.region, props.workspace_id) if command == "sync"
-                else compact_command(source, bucket.bucket_name, account.region))) for source in props.sources]
+                [*sync_command(source, bucket.bucket_name, account.region, props.workspace_id), "--if-busy", "skip"]
+                if command == "sync" else compact_command(source, bucket.bucket_name, account.region)))
+                for source in props.sources]
 
         self.schedules: dict[str, SchedulerSchedule] = {}
         self.steps: dict[str, list[dict[str, Any]]] = {}

@@ -93,6 +93,9 @@ SYNC = (
                                    "else 40%% of this machine's memory, at most 2g)"),
     option("--cores", type=int, help="cores Spark uses in local mode (default: SEGMENT_LAKE_CORES, else all)"),
     WAIT_FOR_LOCK,
+    option("--if-busy", choices=["fail", "skip"], default="fail",
+           help="when another run still holds the source's lock (after --wait-for-lock): fail (default, exit 1), or "
+                "skip: say so and exit 0, for a scheduled sync whose next run does the work"),
     option("--metrics-namespace", default=METRICS_NAMESPACE if on_emr() else "", metavar="NAMESPACE",
            help=f"write the run's figures as CloudWatch metrics of the source in this namespace, in --aws-region "
                 f"(default on EMR: {METRICS_NAMESPACE}; elsewhere '', none)"),
@@ -129,6 +132,7 @@ def _catalog(spark, settings, args: argparse.Namespace):
 
 
 def run_sync(args: argparse.Namespace) -> int:
+    from .lock import SourceBusy
     from .metrics import cloudwatch_client
     from .session import build_session
     from .settings import SyncSettings
@@ -150,7 +154,13 @@ def run_sync(args: argparse.Namespace) -> int:
                           verbose=args.verbose)
     sync = Sync(spark, settings, _catalog(spark, settings, args),
                 metrics=cloudwatch_client(args.aws_region) if settings.metrics_namespace else None)
-    result = sync.run()
+    try:
+        result = sync.run()
+    except SourceBusy as busy:
+        if args.if_busy != "skip":
+            raise
+        print(f"skipped {settings.source_id}: {busy}")
+        return 0
     print(f"{'replayed' if settings.replay_from else 'synced'} {settings.source_id}: read {result.read_count}, "
           f"landed {result.row_count}, "
           f"duplicates {result.duplicate_count}, rejected {result.rejected_count}, "
