@@ -8,8 +8,10 @@ import os
 import signal
 import sys
 import threading
+import time
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+CANCEL_EVERY_SECONDS = 0.2
 ENABLED = False  # set by the command line: a session started elsewhere (a notebook, the tests) keeps its handlers
 _received: list[int] = []
 _previous: dict[int, object] = {}  # the handlers install() replaced
@@ -59,10 +61,14 @@ def reset() -> None:
 
 
 def _cancel(spark) -> None:
-    try:
-        spark.sparkContext.cancelAllJobs()
-    except Exception:  # noqa: BLE001 - a JVM already going down has no jobs left to cancel
-        pass
+    """Cancels Spark's jobs, and goes on cancelling those started after the signal (a job the command submits just
+    after it would otherwise run to its end) until the command is over (``reset``) or its Spark is stopped."""
+    while _received and spark.sparkContext._jsc is not None:
+        try:
+            spark.sparkContext.cancelAllJobs()
+        except Exception:  # noqa: BLE001 - a JVM already going down has no jobs left to cancel
+            return
+        time.sleep(CANCEL_EVERY_SECONDS)
 
 
 def received() -> int | None:
