@@ -151,7 +151,7 @@ def run_sync(args: argparse.Namespace) -> int:
         raise missing_input(settings.input_uri)
     spark = build_session(f"segment-lake sync {settings.source_id}", settings.lake_uri,
                           local_catalog=settings.catalog == "local", memory=args.driver_memory, task_slots=args.cores,
-                          verbose=args.verbose)
+                          verbose=args.verbose, record_classes=True)  # a sync loads nearly every class
     sync = Sync(spark, settings, _catalog(spark, settings, args),
                 metrics=cloudwatch_client(args.aws_region) if settings.metrics_namespace else None)
     try:

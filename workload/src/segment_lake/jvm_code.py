@@ -26,7 +26,7 @@ def _sources() -> dict[str, str]:
             if entry.name.endswith(".java")}
 
 
-def _spark_jars() -> str:
+def spark_jars_folder() -> str:
     from pyspark.find_spark_home import _find_spark_home
 
     return os.path.join(_find_spark_home(), "jars")
@@ -55,11 +55,11 @@ def _compile(sources: dict[str, str]) -> dict[str, bytes]:
     java_home = os.environ.get("JAVA_HOME")  # the java Spark itself runs, as spark-class picks it
     java = os.path.join(java_home, "bin", "java") if java_home else "java"
     # Spark's own py4j jar: under spark-submit py4j is imported from a zip, where py4j cannot find its jar.
-    py4j_jars = sorted(glob.glob(os.path.join(_spark_jars(), "py4j-*.jar")))
+    py4j_jars = sorted(glob.glob(os.path.join(spark_jars_folder(), "py4j-*.jar")))
     if not py4j_jars:
-        raise RuntimeError(f"no py4j jar in {_spark_jars()}: the sync needs a Spark 3.5 installation with its jars")
+        raise RuntimeError(f"no py4j jar in {spark_jars_folder()}: the sync needs a Spark 3.5 installation with its jars")
     try:
-        port = launch_gateway(jarpath=py4j_jars[-1], classpath=os.path.join(_spark_jars(), "*"), die_on_exit=True,
+        port = launch_gateway(jarpath=py4j_jars[-1], classpath=os.path.join(spark_jars_folder(), "*"), die_on_exit=True,
                               java_path=java)
     except OSError as error:
         raise RuntimeError(f"cannot start {java} ({error.strerror}): Spark needs Java 17; "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -14,9 +15,9 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from . import interrupt
+from . import class_archive, interrupt
 from .errors import InvalidSettings
-from .jvm_code import compiled_jar
+from .jvm_code import compiled_jar, spark_jars_folder
 from .layout import metastore_dir
 
 
@@ -81,11 +82,12 @@ def _jvm_going_down(error: BaseException) -> bool:
 
 def build_session(app_name: str, lake_uri: str | None = None, local_catalog: bool = True,
                   memory: str | None = None, task_slots: int | None = None, verbose: bool = False,
-                  reads_only: bool = False) -> SparkSession:
+                  reads_only: bool = False, record_classes: bool = False) -> SparkSession:
     """A session for ``app_name``; with a local ``lake_uri`` and ``local_catalog``, its metastore lives in the lake.
     In local mode, ``memory`` and ``task_slots`` override the defaults of driver_memory() and cores(), and
     Spark logs only errors unless ``verbose``. A command that ``reads_only`` opens a copy of a metastore this user may
-    not write (Derby would wait for minutes to write its lock files there)."""
+    not write (Derby would wait for minutes to write its lock files there). A local JVM maps the class archive of
+    its jars (class_archive.py), or records it when there is none and ``record_classes`` (the CLI's commands)."""
     builder = SparkSession.builder.appName(app_name)
     java_options = []
     if not _under_spark_submit():
@@ -104,6 +106,8 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
         # A sync is a minute of many short Spark queries: at the default thresholds the JIT compilers
         # spent a third of its CPU compiling code that ran a few hundred times (5-8% faster end to end).
         java_options.append("-XX:CompileThresholdScaling=3")
+        # after the defaults, so that they can be overridden (the test suite's short syncs stop at the first JIT tier)
+        java_options += [shlex.quote(option) for option in shlex.split(os.environ.get("SEGMENT_LAKE_JAVA_OPTIONS", ""))]
         if not verbose and not os.environ.get("SEGMENT_LAKE_LOG_LEVEL"):
             # from the JVM's start: its first warnings come before any setLogLevel
             java_options.append(f'"-Dlog4j.configurationFile={QUIET_LOGGING}"')
@@ -138,14 +142,23 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
                    .config("spark.hadoop.javax.jdo.option.ConnectionURL",
                            f"jdbc:derby:;databaseName={os.path.join(store, 'metastore_db')};create=true"))
         java_options.append(f'"-Dderby.system.home={store}"')  # quoted: a path may hold spaces
-    if java_options:
-        builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
     from pyspark import SparkContext
 
+    recording = None
+    if not _under_spark_submit():
+        spark_jars = [jar for jar in (os.environ.get("SEGMENT_LAKE_SPARK_JARS") or "").split(",") if jar]
+        # only a JVM this session starts takes the options, and only one the CLI starts records
+        options, recording = class_archive.java_options([spark_jars_folder(), compiled_jar(), *spark_jars],
+                                                        record_classes and SparkContext._gateway is None)
+        java_options += options
+    if java_options:
+        builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
     starting = SparkContext._active_spark_context is None
     spark = builder.getOrCreate()
     if starting:
         _STARTED.append(spark)
+        if recording:
+            _RECORDING.append((recording, SparkContext._gateway))
         if interrupt.ENABLED:
             interrupt.install(spark)
     spark.sparkContext.setLogLevel(os.environ.get("SEGMENT_LAKE_LOG_LEVEL", "WARN" if verbose else "ERROR"))
@@ -158,6 +171,7 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
 
 
 _STARTED: list[SparkSession] = []
+_RECORDING: list = []  # (class_archive.Recording, the gateway of the JVM that records)
 # dynamic allocation's maxExecutors when not set (Int.MaxValue): no bound
 _UNBOUNDED_EXECUTORS = 100_000
 
@@ -211,6 +225,24 @@ def stop_started_sessions(since: int = 0) -> None:
             spark.stop()
         except Exception:  # noqa: BLE001 - a JVM that died with the command (its error is already reported)
             pass
+    if _RECORDING and not _STARTED:
+        _finish_recording(*_RECORDING.pop())
+
+
+def _finish_recording(recording: class_archive.Recording, gateway) -> None:
+    """Ends the JVM that records the class archive and keeps the archive, unless a signal stopped the command (it
+    ends at once; the JVM writes an archive nobody keeps)."""
+    from pyspark import SparkContext
+
+    if interrupt.received():
+        recording.finish(None)
+        return
+    try:
+        gateway.shutdown()
+    except Exception:  # noqa: BLE001 - the JVM is ending anyway
+        pass
+    SparkContext._gateway = SparkContext._jvm = None  # a later session in this process starts a new JVM
+    recording.finish(getattr(gateway, "proc", None))
 
 
 def _writable(folder: str) -> bool:

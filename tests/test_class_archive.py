@@ -1,0 +1,37 @@
+"""The local JVM's class archive (class_archive.py): the first sync records it as its JVM exits, and the JVMs of later
+commands map it (with -Xshare:on a JVM that cannot map its archive refuses to start)."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lake_events import write_run1
+
+pytestmark = pytest.mark.spark
+
+CLI = str(Path(sys.executable).with_name("segment-lake"))
+
+
+def test_the_first_sync_records_the_archive_and_later_commands_map_it(tmp_path):
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    env = dict(os.environ, TMPDIR=str(folder))  # where the archive lives: none yet
+    env.pop("SEGMENT_LAKE_CLASS_ARCHIVE", None)
+    write_run1(tmp_path / "input", "src1")
+    sync = subprocess.run([CLI, "sync", "--source-id", "src1", "--input", "input", "--lake", "lake"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert sync.returncode == 0, sync.stderr[-2000:]
+    assert "cds" not in sync.stderr.lower()  # the JVM's archive messages are silenced
+    left = sorted(path.name for path in folder.iterdir() if "classes" in path.name)
+    assert len(left) == 1 and left[0].endswith(".jsa"), left  # no marker, no partial archive left
+    mapped = subprocess.run([CLI, "sql", "--lake", "lake", "select count(*) from src1.identify"], cwd=tmp_path,
+                            env=dict(env, SEGMENT_LAKE_JAVA_OPTIONS="-Xshare:on"), capture_output=True, text=True,
+                            timeout=600)
+    assert mapped.returncode == 0 and mapped.stdout.split()[-1] != "0", mapped.stderr[-2000:]
+    # the control: -Xshare:on is strict, a JVM given an archive it cannot map refuses to start (and off adds none)
+    off = subprocess.run([CLI, "sql", "--lake", "lake", "select 1"], cwd=tmp_path, capture_output=True, text=True,
+                         env=dict(env, SEGMENT_LAKE_CLASS_ARCHIVE="off",
+                                  SEGMENT_LAKE_JAVA_OPTIONS=f"-XX:SharedArchiveFile={folder / 'none.jsa'} -Xshare:on"),
+                         timeout=600)
+    assert off.returncode != 0 and "none.jsa" in off.stdout + off.stderr
