@@ -13,10 +13,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
-# The suite's syncs are seconds long: their JVMs (this one's and every command's) stop at the JIT's first tier,
-# whose compiling costs less than it saves on such short runs (the bench measures the product's defaults).
-os.environ.setdefault("SEGMENT_LAKE_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
-
 
 def load_module(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
