@@ -230,11 +230,16 @@ def stop_started_sessions(since: int = 0) -> None:
 
 
 def _finish_recording(recording: class_archive.Recording, gateway) -> None:
-    """Ends the JVM that records the class archive and keeps the archive, unless a signal stopped the command (it
-    ends at once; the JVM writes an archive nobody keeps)."""
+    """Ends the JVM that records the class archive and keeps the archive, unless a signal stopped the command: then
+    the JVM is killed, so that the command ends at once (writing the archive takes seconds, and whoever reads the
+    command's output would wait for the JVM, which holds the same pipes)."""
     from pyspark import SparkContext
 
     if interrupt.received():
+        jvm = getattr(gateway, "proc", None)
+        if jvm is not None:
+            jvm.kill()
+            jvm.wait()
         recording.finish(None)
         return
     try:
