@@ -496,9 +496,22 @@ def main(argv: list[str] | None = None) -> int:
     if jvm_alive and "segment_lake.session" in sys.modules:
         sys.modules["segment_lake.session"].stop_started_sessions(since=started)
     interrupt.reset()
+    _quiet_after_the_end()
     if line:
         print(line, file=sys.stderr)
     return code
+
+
+def _quiet_after_the_end() -> None:
+    """The command's last line is its verdict: what py4j's threads and objects say about a JVM that is gone, as the
+    interpreter ends, is not printed after it."""
+    import logging
+    import threading
+
+    quiet = logging.getLogger("py4j")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    sys.unraisablehook = threading.excepthook = lambda *_: None
 
 
 SUPPRESS_HELP = ("A source's suppressed users: the sync leaves out (and counts) the new events of these user ids and "
