@@ -14,10 +14,11 @@ import atexit
 import glob
 import hashlib
 import os
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass
+
+from .jvm_code import java_binary
 
 # the JVM says nothing about the archive: a refused one only means a slower start
 QUIET = "-Xlog:cds*=off"
@@ -29,15 +30,10 @@ WRITE_SECONDS = 120
 KEEP = 3
 
 
-def _java() -> str:
-    java_home = os.environ.get("JAVA_HOME")  # the java spark-submit runs, as spark-class picks it
-    return os.path.join(java_home, "bin", "java") if java_home else (shutil.which("java") or "java")
-
-
 def archive_path(class_path: list[str]) -> str:
     """Where this Java's archive of these jars (``class_path``: jar files and folders of jars) lives."""
     digest = hashlib.sha256()
-    java = os.path.realpath(_java())
+    java = os.path.realpath(java_binary())
     jars = [java]
     for entry in class_path:
         jars += sorted(glob.glob(os.path.join(entry, "*.jar"))) if os.path.isdir(entry) else [entry]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import shutil
 import tempfile
 import zipfile
 from importlib import resources
@@ -24,6 +25,12 @@ def _sources() -> dict[str, str]:
     folder = resources.files(__package__).joinpath("jvm")
     return {entry.name: entry.read_text() for entry in sorted(folder.iterdir(), key=lambda e: e.name)
             if entry.name.endswith(".java")}
+
+
+def java_binary() -> str:
+    """The java Spark itself runs, as spark-class picks it: JAVA_HOME's, else the one on the PATH."""
+    java_home = os.environ.get("JAVA_HOME")
+    return os.path.join(java_home, "bin", "java") if java_home else (shutil.which("java") or "java")
 
 
 def spark_jars_folder() -> str:
@@ -52,8 +59,7 @@ def _compile(sources: dict[str, str]) -> dict[str, bytes]:
     from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
     from py4j.protocol import Py4JJavaError
 
-    java_home = os.environ.get("JAVA_HOME")  # the java Spark itself runs, as spark-class picks it
-    java = os.path.join(java_home, "bin", "java") if java_home else "java"
+    java = java_binary()
     # Spark's own py4j jar: under spark-submit py4j is imported from a zip, where py4j cannot find its jar.
     py4j_jars = sorted(glob.glob(os.path.join(spark_jars_folder(), "py4j-*.jar")))
     if not py4j_jars:
