@@ -106,7 +106,7 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
         # A sync is a minute of many short Spark queries: at the default thresholds the JIT compilers
         # spent a third of its CPU compiling code that ran a few hundred times (5-8% faster end to end).
         java_options.append("-XX:CompileThresholdScaling=3")
-        # after the defaults, so that they can be overridden (the test suite's short syncs stop at the first JIT tier)
+        # after the defaults above, so that they can override them
         java_options += [shlex.quote(option) for option in shlex.split(os.environ.get("SEGMENT_LAKE_JAVA_OPTIONS", ""))]
         if not verbose and not os.environ.get("SEGMENT_LAKE_LOG_LEVEL"):
             # from the JVM's start: its first warnings come before any setLogLevel
