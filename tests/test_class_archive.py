@@ -35,3 +35,20 @@ def test_the_first_sync_records_the_archive_and_later_commands_map_it(tmp_path):
                                   SEGMENT_LAKE_JAVA_OPTIONS=f"-XX:SharedArchiveFile={folder / 'none.jsa'} -Xshare:on"),
                          timeout=600)
     assert off.returncode != 0 and "none.jsa" in off.stdout + off.stderr
+
+
+def test_a_spark_configuration_folder_on_the_class_path_turns_the_archive_off(tmp_path):
+    # the launcher puts SPARK_CONF_DIR on the class path: a JVM told to record with a non-empty folder there failed
+    # as it exited ("Cannot have non-empty directory in paths"), after the sync's verdict, on every sync
+    folder, conf = tmp_path / "tmp", tmp_path / "conf"
+    folder.mkdir()
+    conf.mkdir()
+    (conf / "spark-defaults.conf").write_text("spark.ui.showConsoleProgress false\n")
+    env = dict(os.environ, TMPDIR=str(folder), SPARK_CONF_DIR=str(conf))
+    env.pop("SEGMENT_LAKE_CLASS_ARCHIVE", None)
+    write_run1(tmp_path / "input", "src1")
+    sync = subprocess.run([CLI, "sync", "--source-id", "src1", "--input", "input", "--lake", "lake"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert sync.returncode == 0, sync.stderr[-2000:]
+    assert "Error occurred during initialization of VM" not in sync.stdout + sync.stderr, sync.stdout + sync.stderr
+    assert not [path.name for path in folder.iterdir() if "classes" in path.name]  # no archive, marker or partial

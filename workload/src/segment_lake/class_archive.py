@@ -6,7 +6,9 @@ The first command of the CLI to start a local Spark for this Java and these jars
 (once, about 13 s more on that command's exit); every later one maps it. Recording and using are keyed by the java
 binary and every jar on the class path, and the JVM itself checks the archive against its class path and refuses
 (silently, then loading classes as usual) one that does not match. Under spark-submit (EMR) nothing changes.
-``SEGMENT_LAKE_CLASS_ARCHIVE=off`` turns it off.
+``SEGMENT_LAKE_CLASS_ARCHIVE=off`` turns it off, and nothing is recorded or mapped while a configuration folder on the
+class path holds files (SPARK_CONF_DIR with a spark-defaults.conf, HADOOP_CONF_DIR): the JVM can use no archive then,
+and one told to record fails as it exits ("Cannot have non-empty directory in paths").
 """
 from __future__ import annotations
 
@@ -28,6 +30,23 @@ STALE_SECONDS = 15 * 60
 WRITE_SECONDS = 120
 # archives of other Java installations or jars (each about 170 MB) are removed beyond this many
 KEEP = 3
+
+
+def _config_folders() -> list[str]:
+    """The folders Spark's launcher puts on the JVM's class path beside the jars (AbstractCommandBuilder)."""
+    from pyspark.find_spark_home import _find_spark_home
+
+    folders = [os.environ.get("SPARK_CONF_DIR") or os.path.join(_find_spark_home(), "conf")]
+    folders += [os.environ.get(name, "") for name in ("HADOOP_CONF_DIR", "YARN_CONF_DIR")]
+    folders += os.environ.get("SPARK_DIST_CLASSPATH", "").split(os.pathsep)
+    return [folder for folder in folders if folder]
+
+
+def _holds_files(folder: str) -> bool:
+    try:
+        return os.path.isdir(folder) and any(os.scandir(folder))
+    except OSError:
+        return False
 
 
 def archive_path(class_path: list[str]) -> str:
@@ -114,7 +133,7 @@ class Recording:
 def java_options(class_path: list[str], record: bool) -> tuple[list[str], Recording | None]:
     """The JVM options that map the archive of ``class_path``, or, when there is none and ``record``, those that
     record it (with the Recording to finish), unless another command is recording it now."""
-    if os.environ.get("SEGMENT_LAKE_CLASS_ARCHIVE", "").lower() == "off":
+    if os.environ.get("SEGMENT_LAKE_CLASS_ARCHIVE", "").lower() == "off" or any(map(_holds_files, _config_folders())):
         return [], None
     archive = archive_path(class_path)
     if os.path.exists(archive):
