@@ -29,6 +29,11 @@ def test_the_first_sync_records_the_archive_and_later_commands_map_it(tmp_path):
                             env=dict(env, SEGMENT_LAKE_JAVA_OPTIONS="-Xshare:on"), capture_output=True, text=True,
                             timeout=600)
     assert mapped.returncode == 0 and mapped.stdout.split()[-1] != "0", mapped.stderr[-2000:]
+    # Java 17 crashed (SIGSEGV) mapping the archive under Flight Recorder: with an agent the archive is not used
+    profiled = subprocess.run([CLI, "sql", "--lake", "lake", "select count(*) from src1.identify"], cwd=tmp_path,
+                              env=dict(env, JAVA_TOOL_OPTIONS=f"-XX:StartFlightRecording=filename={tmp_path}/"),
+                              capture_output=True, text=True, timeout=600)
+    assert profiled.returncode == 0 and list(tmp_path.glob("*.jfr")), profiled.stderr[-2000:]
     # the control: -Xshare:on is strict, a JVM given an archive it cannot map refuses to start (and off adds none)
     off = subprocess.run([CLI, "sql", "--lake", "lake", "select 1"], cwd=tmp_path, capture_output=True, text=True,
                          env=dict(env, SEGMENT_LAKE_CLASS_ARCHIVE="off",

@@ -8,7 +8,8 @@ binary and every jar on the class path, and the JVM itself checks the archive ag
 (silently, then loading classes as usual) one that does not match. Under spark-submit (EMR) nothing changes.
 ``SEGMENT_LAKE_CLASS_ARCHIVE=off`` turns it off, and nothing is recorded or mapped while a configuration folder on the
 class path holds files (SPARK_CONF_DIR with a spark-defaults.conf, HADOOP_CONF_DIR): the JVM can use no archive then,
-and one told to record fails as it exits ("Cannot have non-empty directory in paths").
+and one told to record fails as it exits ("Cannot have non-empty directory in paths"); nor while an agent runs in the
+JVM (a -javaagent, Flight Recorder): Java 17 crashed at its start mapping the archive with JFR on.
 """
 from __future__ import annotations
 
@@ -40,6 +41,16 @@ def _config_folders() -> list[str]:
     folders += [os.environ.get(name, "") for name in ("HADOOP_CONF_DIR", "YARN_CONF_DIR")]
     folders += os.environ.get("SPARK_DIST_CLASSPATH", "").split(os.pathsep)
     return [folder for folder in folders if folder]
+
+
+# options that run an agent in the JVM, given in the variables Java reads or in the sync's own
+AGENTS = ("-javaagent", "-agentlib", "-agentpath", "-Xrun", "StartFlightRecording")
+OPTION_VARIABLES = ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "SEGMENT_LAKE_JAVA_OPTIONS")
+
+
+def _agent_runs() -> bool:
+    options = " ".join(os.environ.get(name, "") for name in OPTION_VARIABLES)
+    return any(agent in options for agent in AGENTS)
 
 
 def _holds_files(folder: str) -> bool:
@@ -133,7 +144,8 @@ class Recording:
 def java_options(class_path: list[str], record: bool) -> tuple[list[str], Recording | None]:
     """The JVM options that map the archive of ``class_path``, or, when there is none and ``record``, those that
     record it (with the Recording to finish), unless another command is recording it now."""
-    if os.environ.get("SEGMENT_LAKE_CLASS_ARCHIVE", "").lower() == "off" or any(map(_holds_files, _config_folders())):
+    if (os.environ.get("SEGMENT_LAKE_CLASS_ARCHIVE", "").lower() == "off" or _agent_runs()
+            or any(map(_holds_files, _config_folders()))):
         return [], None
     archive = archive_path(class_path)
     if os.path.exists(archive):
