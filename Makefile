@@ -92,9 +92,12 @@ sync-demo: setup
 	@echo "--- sync history"; $(LAKE) history --lake $(DEMO)/lake
 
 # The suite scans every example stack, main.py's included (tests/test_policy_scan.py), as make scan does.
+# The suite is mostly waiting (JVM starts, terraform, subprocesses: half a core busy on average), so it runs on
+# three workers: 33 minutes serial, about 22 on three (2 cores). TEST_WORKERS=0 runs it in this process.
+TEST_WORKERS ?= 3
 test: setup
 	$(PY) -m ruff check .
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # A few minutes for your own loop: unit tests of the stages and values, and one small end-to-end sync. The lanes are
 # markers (pyproject.toml): pytest -m constructs, -m spark, -m aws. CI runs make test.

@@ -137,3 +137,23 @@ def glue_client(aws_endpoint):
     import boto3
 
     return boto3.client("glue", endpoint_url=aws_endpoint, region_name="us-east-1")
+
+
+# ---- make test runs the suite on several workers (pytest-xdist, --dist loadgroup)
+
+# the modules that take longest (serial seconds on 2 cores, 2026-11-26): handed out first, so that no worker is left
+# running one alone at the end
+SLOWEST = ("test_sync_cli", "test_kills", "test_deploy_rehearsal", "test_compaction", "test_least_privilege",
+           "test_interrupts", "test_faults", "test_installed_package", "test_policy_scan")
+
+
+def pytest_collection_modifyitems(config, items):
+    """A module whose fixtures are made once per module keeps its tests on one worker (one xdist group); the tests of
+    other modules go to whichever worker is free. The slowest modules come first."""
+    for item in items:
+        scopes = {definition.scope for definitions in item._fixtureinfo.name2fixturedefs.values()
+                  for definition in definitions}
+        if scopes & {"module", "class", "package"}:
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    rank = {name: index for index, name in enumerate(SLOWEST)}
+    items.sort(key=lambda item: rank.get(item.module.__name__.rsplit(".", 1)[-1], len(SLOWEST)))
