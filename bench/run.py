@@ -3,9 +3,11 @@
     python bench/run.py [--sizes 250000,1000000,4000000] [--names-case 20000:1000] [--results bench/results]
 
 For each size, `segment-lake generate` writes two 2-hour windows of one source (50 event names).
-The sync CLI (JVM start included) lands the first window in a new lake (new tables), then the
-second (existing tables, casts); DuckDB (bench/duckdb_equivalent.py) processes the same files right
-after each sync. The many-tables case is 20,000 events over 1,000 event names, first run only.
+The sync CLI (JVM start included) lands the first window in a new lake (new tables), then replays
+that window (`segment-lake replay`: every event is already landed, so every one is a duplicate),
+then lands the second (existing tables, casts); DuckDB (bench/duckdb_equivalent.py) processes the
+same files right after each sync (a replay has no DuckDB equivalent: it compares with the first run).
+The many-tables case is 20,000 events over 1,000 event names, first run only.
 Every run is a subprocess measured for wall time and the peak RSS of its process tree.
 
 Writes bench/results/<date>.json and <date>.png (time against events, both tools) and prints the
@@ -29,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / ".cache" / "bench"
 CLI = str(Path(sys.executable).with_name("segment-lake"))
 SOURCE = "src0001"
+REPLAY_DAY = "2024-01-02"  # the day of the first window (generated below)
 
 
 def generated(events: int, names: int, window: int) -> Path:
@@ -75,6 +78,10 @@ def case(work: Path, name: str, events: int, names: int, windows: int) -> list[d
             sys.executable, str(Path(__file__).with_name("duckdb_equivalent.py")), "--input", str(source),
             "--output", str(output)]))
         shutil.rmtree(output, ignore_errors=True)
+        if run == "first" and windows > 1:
+            records.append(timed("sync", name, "replay", events, source, [
+                CLI, "replay", "--source-id", SOURCE, "--input", str(source), "--lake", str(lake),
+                "--from", REPLAY_DAY, "--to", REPLAY_DAY]))
     shutil.rmtree(lake, ignore_errors=True)
     return records
 
@@ -131,7 +138,7 @@ def table(records: list[dict]) -> str:
         if r["tool"] == "sync":
             other = duck.get((r["case"], r["run"]))
             lines.append(f"| {r['case']} | {r['run']} | {r['events']:,} | {r['seconds']} | {r['events_per_s_per_core']:,} "
-                         f"| {r['input_mb_per_s']} | {r['peak_rss_mb']:,} | {other} | "
+                         f"| {r['input_mb_per_s']} | {r['peak_rss_mb']:,} | {other or '-'} | "
                          f"{round(r['seconds'] / other, 2) if other else ''} |")
     return "\n".join(lines)
 
@@ -159,6 +166,11 @@ def main() -> int:
     stem.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n")
     plot(records, stem.with_suffix(".png"))
     print(table(records))
+    first = {r["case"]: r for r in records if r["tool"] == "sync" and r["run"] == "first"}
+    for replay in (r for r in records if r["run"] == "replay"):
+        print(f"{replay['case']}: replay {replay['seconds']} s and {replay['peak_rss_mb']:,} MB against the first run's "
+              f"{first[replay['case']]['seconds']} s and {first[replay['case']]['peak_rss_mb']:,} MB "
+              f"({round(replay['seconds'] / first[replay['case']]['seconds'], 2)} times the time)")
     print(f"time ~ events^{summary['exponent']['sync']} (sync), ^{summary['exponent']['duckdb']} (DuckDB); "
           f"written {stem}.json and {stem}.png")
     return 0
