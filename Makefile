@@ -93,7 +93,7 @@ sync-demo: setup
 
 # The suite scans every example stack, main.py's included (tests/test_policy_scan.py), as make scan does.
 # The suite is mostly waiting (JVM starts, terraform, subprocesses: half a core busy on average), so it runs on
-# three workers: 33 minutes serial, about 22 on three (2 cores). TEST_WORKERS=0 runs it in this process.
+# three workers (33 minutes serial here, 2 cores). TEST_WORKERS=0 runs it in this process.
 TEST_WORKERS ?= 3
 test: setup
 	$(PY) -m ruff check .

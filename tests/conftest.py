@@ -147,6 +147,7 @@ SLOWEST = ("test_sync_cli", "test_kills", "test_deploy_rehearsal", "test_compact
            "test_interrupts", "test_faults", "test_installed_package", "test_policy_scan")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config, items):
     """A module whose fixtures are made once per module keeps its tests on one worker (one xdist group); the tests of
     other modules go to whichever worker is free. The slowest modules come first."""
