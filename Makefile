@@ -92,9 +92,10 @@ sync-demo: setup
 	@echo "--- sync history"; $(LAKE) history --lake $(DEMO)/lake
 
 # The suite scans every example stack, main.py's included (tests/test_policy_scan.py), as make scan does.
-# The suite is mostly waiting (JVM starts, terraform, subprocesses: half a core busy on average), so it runs on
-# three workers (33 minutes serial here, 2 cores). TEST_WORKERS=0 runs it in this process.
-TEST_WORKERS ?= 3
+# The suite runs in this process (33 minutes here, 2 cores). TEST_WORKERS=3 spreads it over three pytest-xdist workers
+# (24 min 44 s on a clean clone, 2026-11-26), but then one interrupted sync took 15.9 s to stop against its 15 s bound:
+# not the default until that holds under contention.
+TEST_WORKERS ?= 0
 test: setup
 	$(PY) -m ruff check .
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup

@@ -149,8 +149,10 @@ SLOWEST = ("test_sync_cli", "test_kills", "test_deploy_rehearsal", "test_compact
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config, items):
-    """A module whose fixtures are made once per module keeps its tests on one worker (one xdist group); the tests of
-    other modules go to whichever worker is free. The slowest modules come first."""
+    """On xdist's workers: a module whose fixtures are made once per module keeps its tests on one worker (one xdist
+    group); the tests of other modules go to whichever worker is free. The slowest modules come first."""
+    if not hasattr(config, "workerinput"):  # a run in one process keeps the files' order
+        return
     for item in items:
         scopes = {definition.scope for definitions in item._fixtureinfo.name2fixturedefs.values()
                   for definition in definitions}
