@@ -139,7 +139,7 @@ def glue_client(aws_endpoint):
     return boto3.client("glue", endpoint_url=aws_endpoint, region_name="us-east-1")
 
 
-# ---- make test runs the suite on several workers (pytest-xdist, --dist loadgroup)
+# ---- make test TEST_WORKERS=3 runs the suite on several workers (pytest-xdist, --dist loadgroup)
 
 # the modules that take longest (serial seconds on 2 cores, 2026-11-26): handed out first, so that no worker is left
 # running one alone at the end

@@ -21,7 +21,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from .jvm_code import java_binary
+from .jvm_code import java_binary, spark_jars_folder
 
 # the JVM says nothing about the archive: a refused one only means a slower start
 QUIET = "-Xlog:cds*=off"
@@ -35,9 +35,7 @@ KEEP = 3
 
 def _config_folders() -> list[str]:
     """The folders Spark's launcher puts on the JVM's class path beside the jars (AbstractCommandBuilder)."""
-    from pyspark.find_spark_home import _find_spark_home
-
-    folders = [os.environ.get("SPARK_CONF_DIR") or os.path.join(_find_spark_home(), "conf")]
+    folders = [os.environ.get("SPARK_CONF_DIR") or os.path.join(os.path.dirname(spark_jars_folder()), "conf")]
     folders += [os.environ.get(name, "") for name in ("HADOOP_CONF_DIR", "YARN_CONF_DIR")]
     folders += os.environ.get("SPARK_DIST_CLASSPATH", "").split(os.pathsep)
     return [folder for folder in folders if folder]
@@ -55,7 +53,10 @@ def _agent_runs() -> bool:
 
 def _holds_files(folder: str) -> bool:
     try:
-        return os.path.isdir(folder) and any(os.scandir(folder))
+        if not os.path.isdir(folder):
+            return False
+        with os.scandir(folder) as entries:
+            return any(entries)
     except OSError:
         return False
 
