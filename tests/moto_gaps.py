@@ -30,6 +30,9 @@ Each patch, with the moto limitation it covers:
   InvalidPermission.NotFound where AWS answers InvalidSecurityGroupRuleId.NotFound, the code the provider
   skips. Deleting the EMR-managed security groups (revoke_rules_on_delete) revokes each rule from both of
   the groups it joins, concurrently, so one of the two finds it gone. The patch answers as AWS does.
+- EC2 DescribeSecurityGroupRules: moto answers a rule that references another group without its description
+  (it reads the description of address ranges only), so every plan would set the description of the lake's
+  rules between the EMR-managed groups again. The patch answers the referenced group's description.
 - S3 bucket policies: with its IAM checks off (the default) moto still evaluates a bucket policy's statements
   on object calls, but not their conditions: a conditional Deny (the lake's DenyRequestsWithoutTls, on
   aws:SecureTransport) denies every object call, so the provider cannot upload, read or delete the lake's
@@ -52,6 +55,25 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+# the services the lake's stacks' resources and data sources call
+SERVICES = ("cloudwatch", "ec2", "emr", "events", "glue", "iam", "kms", "lakeformation", "s3", "scheduler", "sns", "sts")
+
+
+def provider_override(endpoint: str, state: Path) -> dict:
+    """An override.tf.json that points a stack's AWS provider at ``endpoint`` (test credentials, path-style S3, few
+    SDK retries so that a failing call fails at once) and keeps its state in ``state``."""
+    return {"terraform": {"backend": {"local": {"path": str(state)}}},
+            "provider": {"aws": {"access_key": "testing", "secret_key": "testing", "skip_credentials_validation": True,
+                                 "skip_metadata_api_check": True, "s3_use_path_style": True, "max_retries": 2,
+                                 "endpoints": [dict.fromkeys(SERVICES, endpoint)]}}}
+
+
+def terraform_env() -> dict[str, str]:
+    """The environment terraform runs in against moto: the provider gets its settings from the override only."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
+    env.update(TF_IN_AUTOMATION="1", AWS_EC2_METADATA_DISABLED="true")
+    return env
+
 
 @contextmanager
 def moto_server(log: Path) -> Iterator[str]:
@@ -72,7 +94,7 @@ def patch() -> None:
     from moto.core.responses import ActionResult, BaseResponse, EmptyResult
     from moto.ec2.exceptions import InvalidSecurityGroupRuleIdNotFoundError
     from moto.ec2.models.flow_logs import FlowLogsBackend
-    from moto.ec2.models.security_groups import SecurityGroupBackend
+    from moto.ec2.models.security_groups import SecurityGroupBackend, SecurityGroupRule
     from moto.emr.models import InstanceGroup
     from moto.emr.responses import ElasticMapReduceResponse
     from moto.iam.access_control import PermissionResult
@@ -175,6 +197,9 @@ def patch() -> None:
 
     for direction in ("ingress", "egress"):
         setattr(SecurityGroupBackend, f"revoke_security_group_{direction}", revoking_known_rule_ids(direction))
+
+    SecurityGroupRule.description = property(lambda self: self.ip_range.get("Description")
+                                             or (self.source_group or {}).get("Description"))
 
     FakeBucket.get_permission = lambda self, action, resource: PermissionResult.NEUTRAL
 

@@ -19,7 +19,6 @@ terraform destroy fails on it. As an operator must, the rehearsal turns the prot
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -28,15 +27,13 @@ from pathlib import Path
 
 import boto3
 import pytest
-from moto_gaps import moto_server
+from moto_gaps import moto_server, provider_override, terraform_env
 from stack_helpers import resolve, resources
 from test_terraform import PLUGIN_DIR, terraform
 
 pytestmark = [pytest.mark.constructs, pytest.mark.aws]
 
 STACKS = ("segment-data-lake", "complete", "transient")
-# the services the stacks' resources and data sources call
-SERVICES = ("cloudwatch", "ec2", "emr", "events", "glue", "iam", "kms", "lakeformation", "s3", "scheduler", "sns", "sts")
 # what each kind of resource is named by, to find it in moto: resource type -> (kind, attribute)
 NAMED = {"aws_iam_role": ("roles", "name"), "aws_iam_policy": ("policies", "name"),
          "aws_iam_instance_profile": ("instance profiles", "name"), "aws_scheduler_schedule": ("schedules", "name"),
@@ -81,7 +78,10 @@ def provide_what_the_stack_expects(stack: dict, client) -> dict:
     override: dict = {}
     for subnet_id in given:
         vpc = client("ec2").create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
-        subnet = client("ec2").create_subnet(VpcId=vpc, CidrBlock="10.0.1.0/24")["Subnet"]["SubnetId"]
+        # tagged as AmazonEMRServicePolicy_v2 needs, which the stack's plan checks (the README's quick start says so)
+        subnet = client("ec2").create_subnet(VpcId=vpc, CidrBlock="10.0.1.0/24", TagSpecifications=[{
+            "ResourceType": "subnet", "Tags": [{"Key": "for-use-with-amazon-emr-managed-policies", "Value": "true"}]}],
+        )["Subnet"]["SubnetId"]
         for block in ("data", "resource"):
             for rtype, named in stack.get(block, {}).items():
                 for name, config in named.items():
@@ -139,17 +139,10 @@ def rehearse(name: str, stack_dir: Path, work: Path) -> Rehearsal:
         client = clients(endpoint, region_of(stack))
         copy = work / name
         shutil.copytree(stack_dir, copy)
-        override = provide_what_the_stack_expects(stack, client)
-        override["terraform"] = {"backend": {"local": {"path": str(work / "terraform.tfstate")}}}
-        override["provider"] = {"aws": {
-            "access_key": "testing", "secret_key": "testing", "skip_credentials_validation": True,
-            "skip_metadata_api_check": True, "s3_use_path_style": True, "max_retries": 2,
-            "endpoints": [dict.fromkeys(SERVICES, endpoint)]}}
+        override = {**provide_what_the_stack_expects(stack, client),
+                    **provider_override(endpoint, work / "terraform.tfstate")}
         (copy / "override.tf.json").write_text(json.dumps(override, indent=1))
-        # the provider gets its settings from the override only, none from the environment
-        env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
-        env.update(TF_IN_AUTOMATION="1", AWS_EC2_METADATA_DISABLED="true")
-        binary = terraform()
+        env, binary = terraform_env(), terraform()
 
         def run(step: str, *args: str, timeout: int = 600) -> bool:
             rehearsal.steps[step] = subprocess.run([binary, step, *args, "-input=false", "-no-color"], cwd=copy, env=env,

@@ -142,7 +142,8 @@ def test_cluster_options_are_wired():
     attached = {a["role"] for a in resources(synthesized, "aws_iam_role_policy_attachment").values()
                 if a["policy_arn"] == f"${{aws_iam_policy.{key_policy_id}.arn}}"}
     assert len(attached) == 1  # the nodes' role (no vendor role unless Segment runs the syncs)
-    assert len(only(synthesized, "aws_emr_cluster")["depends_on"]) == len(roles.attachments)
+    assert len(only(synthesized, "aws_emr_cluster")["depends_on"]) == len(roles.attachments) + len(
+        emr.security.network_rules)
     cluster = only(synthesized, "aws_emr_cluster")
     assert cluster["ec2_attributes"]["key_name"] == "ops"
     assert cluster["ec2_attributes"]["additional_master_security_groups"] == "sg-0aaaaaaaaaaaaaaaa"
@@ -162,11 +163,15 @@ def test_cluster_options_are_wired():
 
 
 def test_the_cluster_waits_for_its_policies_and_keeps_no_step_history(synthesized):
+    """Its roles' policies and its groups' rules (that they are all it needs: test_first_tick)."""
     for name, stack in synthesized.stacks.items():
         attachments = {f"aws_iam_role_policy_attachment.{key}" for key in resources(stack, "aws_iam_role_policy_attachment")}
+        rules = {f"{rtype}.{key}" for rtype in ("aws_vpc_security_group_egress_rule", "aws_vpc_security_group_ingress_rule")
+                 for key in resources(stack, rtype)}
         for cluster in resources(stack, "aws_emr_cluster").values():
-            lake = cluster["//"]["metadata"]["path"].rsplit("/Emr/", 1)[0].split("/", 1)[1]
-            own = {a for a in attachments if a.split(".")[1].startswith(lake.replace("/", "_") + "_Roles_")}
+            lake = cluster["//"]["metadata"]["path"].rsplit("/Emr/", 1)[0].split("/", 1)[1].replace("/", "_") + "_"
+            own = {a for a in attachments if a.split(".")[1].startswith(lake + "Roles_")}
+            own |= {r for r in rules if r.split(".")[1].startswith(lake + "Security_")}
             assert own and set(cluster["depends_on"]) == own, name
             assert cluster["list_steps_states"] == ["PENDING", "RUNNING"]
 

@@ -30,16 +30,21 @@ def _chosen() -> str:
 
 CDK = _chosen()
 _core = importlib.import_module(CDK)
-CORE = ("App", "AssetType", "LocalBackend", "TerraformAsset", "TerraformOutput", "TerraformResource",
+CORE = ("App", "AssetType", "LocalBackend", "Postcondition", "TerraformAsset", "TerraformOutput", "TerraformResource",
         "TerraformResourceLifecycle", "TerraformStack", "Testing", "Token")
 # provider module -> its classes, each a name or (name, the name it has here)
 PROVIDER = {
     "cloudwatch_event_rule": ("CloudwatchEventRule",),
     "cloudwatch_event_target": ("CloudwatchEventTarget",),
-    "cloudwatch_metric_alarm": ("CloudwatchMetricAlarm",),
+    "cloudwatch_metric_alarm": (
+        "CloudwatchMetricAlarm",
+        "CloudwatchMetricAlarmMetricQuery",
+        "CloudwatchMetricAlarmMetricQueryMetric",
+    ),
     "data_aws_caller_identity": ("DataAwsCallerIdentity",),
     "data_aws_partition": ("DataAwsPartition",),
     "data_aws_region": ("DataAwsRegion",),
+    "data_aws_route_tables": ("DataAwsRouteTables", "DataAwsRouteTablesFilter",),
     "data_aws_subnet": ("DataAwsSubnet",),
     "default_security_group": ("DefaultSecurityGroup",),
     "emr_cluster": (
@@ -106,6 +111,8 @@ PROVIDER = {
     "subnet": ("Subnet",),
     "vpc": ("Vpc",),
     "vpc_endpoint": ("VpcEndpoint",),
+    "vpc_security_group_egress_rule": ("VpcSecurityGroupEgressRule",),
+    "vpc_security_group_ingress_rule": ("VpcSecurityGroupIngressRule",),
 }
 globals().update({name: getattr(_core, name) for name in CORE})
 for _module, _names in PROVIDER.items():

@@ -25,7 +25,7 @@ class ClusterIdentity:
     security_configuration: str
     master_security_group: str
     core_task_security_group: str
-    service_access_security_group: str
+    service_access_security_group: str | None  # none in a public subnet
 
     @classmethod
     def of(cls, roles: DataLakeRoles, security: EmrSecurity) -> ClusterIdentity:
@@ -72,10 +72,11 @@ def run_job_flow_request(cluster: EmrClusterProps, size: ClusterSize, identity: 
         "Ec2SubnetId": cluster.subnet_id,
         "EmrManagedMasterSecurityGroup": identity.master_security_group,
         "EmrManagedSlaveSecurityGroup": identity.core_task_security_group,
-        "ServiceAccessSecurityGroup": identity.service_access_security_group,
         "KeepJobFlowAliveWhenNoSteps": False,
         "TerminationProtected": False,
     }
+    if identity.service_access_security_group is not None:
+        instances["ServiceAccessSecurityGroup"] = identity.service_access_security_group
     if cluster.additional_master_security_group_ids:
         instances["AdditionalMasterSecurityGroups"] = list(cluster.additional_master_security_group_ids)
     if cluster.additional_core_task_security_group_ids:

@@ -86,8 +86,10 @@ class EmrClusterProps:
     """Props of :class:`DataLakeCluster`.
 
     :param subnet_id: subnet of the cluster; a private subnet needs a NAT gateway or VPC endpoints for S3,
-        Glue, EMR and STS (see ``examples/complete``), and ``AmazonEMRServicePolicy_v2`` needs the subnet
-        tagged ``for-use-with-amazon-emr-managed-policies=true``.
+        Glue, EMR, STS, KMS and CloudWatch (see ``examples/complete``), and ``AmazonEMRServicePolicy_v2`` needs the
+        subnet tagged ``for-use-with-amazon-emr-managed-policies=true`` (the plan fails without it).
+    :param private_subnet: True (default) for a subnet without a route to an internet gateway, where EMR needs a
+        service-access security group; False for a public subnet, which gets none.
     :param name: cluster name.
     :param release_label: EMR release (Spark 3.5): ``emr-7.1.0`` or newer, the first with Python 3.11.
     :param master_instance_type: instance type of the master node.
@@ -117,8 +119,10 @@ class EmrClusterProps:
         (default: a new key with rotation).
     :param security_configuration_name: an existing EMR security configuration, brought instead of created
         (default: a new one, IMDSv2 only, encrypting at rest with the cluster's key); needs ``cluster_kms_key_arn``.
-    :param managed_security_groups: existing EMR-managed security groups, brought instead of created
-        (default: three new groups with no rules of their own); tagged as the subnet is.
+    :param managed_security_groups: existing EMR-managed security groups, brought instead of created (default:
+        new groups with the outbound rules the cluster needs, :class:`EmrSecurityProps`); tagged as the subnet is.
+    :param https_egress_cidr_blocks: where the created groups let the nodes open HTTPS connections to AWS's APIs
+        (default ``0.0.0.0/0``: :class:`EmrSecurityProps`).
     :param extra_applications: applications besides Hadoop, Hive and Spark.
     :param extra_configurations: EMR configuration classifications added to the defaults.
     :param step_concurrency_level: steps that may run at once (1 runs syncs one after another).
@@ -129,6 +133,7 @@ class EmrClusterProps:
     """
 
     subnet_id: str
+    private_subnet: bool = True
     name: str = "segment-data-lake"
     release_label: str = "emr-7.13.0"
     master_instance_type: str = "m5.xlarge"
@@ -150,6 +155,7 @@ class EmrClusterProps:
     cluster_kms_key_arn: str | None = None
     security_configuration_name: str | None = None
     managed_security_groups: EmrManagedSecurityGroups | None = None
+    https_egress_cidr_blocks: Sequence[str] = ("0.0.0.0/0",)
     extra_applications: Sequence[str] = ()
     extra_configurations: Sequence[Mapping[str, Any]] = ()
     step_concurrency_level: int = 1
@@ -193,10 +199,12 @@ class EmrClusterProps:
 
     def security_props(self) -> EmrSecurityProps:
         """What the cluster's own :class:`EmrSecurity` is made of."""
-        return EmrSecurityProps(subnet_id=self.subnet_id, name=self.name, cluster_kms_key_arn=self.cluster_kms_key_arn,
+        return EmrSecurityProps(subnet_id=self.subnet_id, private_subnet=self.private_subnet, name=self.name,
+                                cluster_kms_key_arn=self.cluster_kms_key_arn,
                                 in_transit_certificate_s3_uri=self.in_transit_certificate_s3_uri,
                                 security_configuration_name=self.security_configuration_name,
-                                managed_security_groups=self.managed_security_groups, tags=self.tags)
+                                managed_security_groups=self.managed_security_groups,
+                                https_egress_cidr_blocks=tuple(self.https_egress_cidr_blocks), tags=self.tags)
 
     def ebs(self) -> dict[str, Any]:
         """One EBS volume per node, every attribute EMR reads back written out."""
@@ -257,7 +265,8 @@ class DataLakeCluster(Construct):
     one is given, and grants ``roles`` the use of the cluster's key.
 
     Attributes: ``cluster``, ``cluster_id``, ``cluster_arn``, ``task_group``,
-    ``managed_scaling_policy``, ``security`` (:class:`EmrSecurity`).
+    ``managed_scaling_policy``, ``security`` (:class:`EmrSecurity`), ``prerequisites`` (what the cluster waits for:
+    its roles' policy attachments and its groups' rules).
     """
 
     def __init__(self, scope: Construct, id: str, *, props: EmrClusterProps, roles: DataLakeRoles, bucket: LakeBucket,
@@ -267,6 +276,7 @@ class DataLakeCluster(Construct):
         self.security = security or EmrSecurity(self, "Security", props=props.security_props(), account=account)
         roles.grant_key_use("ClusterKey", self.security.cluster_key_arn)
         security = self.security
+        self.prerequisites = [*roles.attachments, *security.network_rules]
         ebs = props.ebs()
         self.cluster = EmrCluster(
             self, "Cluster",
@@ -303,8 +313,8 @@ class DataLakeCluster(Construct):
             tags=with_vendor_tag(props.tags, EMR_MANAGED_POLICY_TAG),
             # Only the queued and running steps are read into the state, not every step the schedules ever ran.
             list_steps_states=["PENDING", "RUNNING"],
-            # The nodes and EMR need their policies attached before the cluster starts.
-            depends_on=list(roles.attachments),
+            # The nodes and EMR need their policies attached, and the nodes their way out, before the cluster starts.
+            depends_on=self.prerequisites,
             # Managed scaling resizes the groups; that is not drift to undo.
             lifecycle=TerraformResourceLifecycle(ignore_changes=["core_instance_group[0].instance_count"]),
         )

@@ -2,14 +2,25 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from constructs import Construct
 
 from . import policy_documents, validation
 from .account import AwsAccount
-from .aws import DataAwsSubnet, EmrSecurityConfiguration, KmsKey, SecurityGroup
+from .aws import (
+    DataAwsRouteTables,
+    DataAwsRouteTablesFilter,
+    DataAwsSubnet,
+    EmrSecurityConfiguration,
+    KmsKey,
+    Postcondition,
+    SecurityGroup,
+    TerraformResourceLifecycle,
+    VpcSecurityGroupEgressRule,
+    VpcSecurityGroupIngressRule,
+)
 from .tagging import EMR_MANAGED_POLICY_TAG, with_vendor_tag
 
 
@@ -34,36 +45,54 @@ def security_configuration_document(cluster_key_arn: str, in_transit_certificate
     }
 
 
+# Every AWS API the nodes call (S3, Glue, STS, KMS, CloudWatch, CloudWatch Logs, EMR) answers on HTTPS, through a NAT
+# gateway, an S3 gateway endpoint or interface endpoints in the VPC.
+HTTPS = 443
+# EMR's ports between the service-access group and the nodes in a private subnet (EMR's managed group rules)
+SERVICE_ACCESS_TO_NODES = 8443
+MASTER_TO_SERVICE_ACCESS = 9443
+
+
 @dataclass(frozen=True)
 class EmrManagedSecurityGroups:
-    """Existing EMR-managed security groups, brought instead of created. EMR writes their rules, which reference
-    each other: bring three distinct groups made for one cluster, in the subnet's VPC, with no ingress from
+    """Existing EMR-managed security groups, brought instead of created. EMR writes their inbound rules, which
+    reference each other; their outbound rules are yours: HTTPS (443) to the AWS services the nodes call (S3, Glue,
+    STS, KMS, CloudWatch, EMR), all traffic between the master's and the core/task groups, and, in a private subnet,
+    8443 from the service-access group to both and 9443 from the master to it (what the created groups get:
+    docs/constructs.md). Bring distinct groups made for one cluster, in the subnet's VPC, with no ingress from
     0.0.0.0/0, each tagged ``for-use-with-amazon-emr-managed-policies=true`` (``AmazonEMRServicePolicy_v2`` lets EMR
     change only groups with that tag).
 
     :param master: group of the master node.
     :param core_task: group of the core and task nodes.
-    :param service_access: group through which EMR reaches a cluster in a private subnet.
+    :param service_access: group through which EMR reaches a cluster in a private subnet (none in a public one).
     """
 
     master: str
     core_task: str
-    service_access: str
+    service_access: str | None = None
 
     def __post_init__(self) -> None:
-        for role in ("master", "core_task", "service_access"):
-            validation.matches(getattr(self, role), r"sg-[0-9a-f]{8,17}", f"{role} security group id",
+        groups = [self.master, self.core_task, *([self.service_access] if self.service_access is not None else [])]
+        for role, group in zip(("master", "core_task", "service_access"), groups, strict=False):
+            validation.matches(group, r"sg-[0-9a-f]{8,17}", f"{role} security group id",
                                "use the id of an existing security group, like sg-0123456789abcdef0")
-        if len({self.master, self.core_task, self.service_access}) < 3:
-            validation.fail(f"the EMR-managed security groups {self.master}, {self.core_task} and "
-                            f"{self.service_access} are not three groups: bring one group for each role")
+        if len(set(groups)) < len(groups):
+            listed = f"{', '.join(groups[:-1])} and {groups[-1]}"
+            validation.fail(f"the EMR-managed security groups {listed} are not {['two', 'three'][len(groups) - 2]} "
+                            f"groups: bring one group for each role")
 
 
 @dataclass(frozen=True)
 class EmrSecurityProps:
     """Props of :class:`EmrSecurity`.
 
-    :param subnet_id: subnet of the cluster; the security groups go into its VPC.
+    :param subnet_id: subnet of the cluster; the security groups go into its VPC. It must carry the tag
+        ``for-use-with-amazon-emr-managed-policies=true`` (``AmazonEMRServicePolicy_v2`` launches only into tagged
+        subnets): the plan fails on one that does not.
+    :param private_subnet: True (default) when the subnet has no route to an internet gateway (it reaches AWS
+        through a NAT gateway or VPC endpoints): EMR then reaches the cluster through a service-access security
+        group, created here. False for a public subnet, where EMR takes no service-access group.
     :param name: cluster name, the prefix of the security configuration and group names.
     :param cluster_kms_key_arn: KMS key encrypting local disks and the cluster's S3 writes
         (default: a new key with rotation).
@@ -72,17 +101,24 @@ class EmrSecurityProps:
         (default: a new one, IMDSv2 only, encrypting at rest with the cluster's key). Bring with it
         ``cluster_kms_key_arn``, the key it encrypts with, which the cluster's roles are granted; it should require
         IMDSv2 as the created one does (the scan cannot check a configuration that is not in the stack).
-    :param managed_security_groups: existing EMR-managed security groups, brought instead of created
-        (default: three new groups with no rules of their own).
+    :param managed_security_groups: existing EMR-managed security groups, brought instead of created (default:
+        new groups whose outbound rules allow HTTPS to ``https_egress_cidr_blocks`` and traffic within the cluster;
+        EMR adds the inbound rules it needs).
+    :param https_egress_cidr_blocks: where the created groups let the nodes open HTTPS connections: the AWS
+        services' public addresses behind a NAT gateway, the S3 gateway endpoint's prefix list and interface
+        endpoints' addresses in the VPC (default ``0.0.0.0/0``; with only VPC endpoints, the VPC's CIDR and S3's
+        prefix-list ranges would do, but the list changes under you).
     :param tags: tags of the key and groups; ``vendor=segment`` is always added.
     """
 
     subnet_id: str
+    private_subnet: bool = True
     name: str = "segment-data-lake"
     cluster_kms_key_arn: str | None = None
     in_transit_certificate_s3_uri: str | None = None
     security_configuration_name: str | None = None
     managed_security_groups: EmrManagedSecurityGroups | None = None
+    https_egress_cidr_blocks: Sequence[str] = ("0.0.0.0/0",)
     tags: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -93,36 +129,50 @@ class EmrSecurityProps:
             validation.matches(self.cluster_kms_key_arn, r"arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[\w-]+",
                                "cluster_kms_key_arn", "use the key's ARN, arn:aws:kms:<region>:<account>:key/<id> (not "
                                "an alias: IAM grants name keys by ARN)")
-        if self.managed_security_groups is not None and not isinstance(self.managed_security_groups,
-                                                                       EmrManagedSecurityGroups):
-            validation.fail(f"managed_security_groups {self.managed_security_groups!r} is not an "
-                            f"EmrManagedSecurityGroups: pass EmrManagedSecurityGroups(master=, core_task=, "
-                            f"service_access=)")
+        brought = self.managed_security_groups
+        if brought is not None and not isinstance(brought, EmrManagedSecurityGroups):
+            validation.fail(f"managed_security_groups {brought!r} is not an EmrManagedSecurityGroups: pass "
+                            f"EmrManagedSecurityGroups(master=, core_task=, service_access=)")
+        if brought is not None and self.private_subnet and brought.service_access is None:
+            validation.fail(f"managed_security_groups has no service_access group, which EMR needs in a private "
+                            f"subnet ({self.subnet_id}): bring one, or set private_subnet=False for a public subnet")
+        if brought is not None and not self.private_subnet and brought.service_access is not None:
+            validation.fail(f"managed_security_groups brings service_access {brought.service_access!r} for a public "
+                            f"subnet (private_subnet=False), where EMR takes none: remove it")
+        for block in self.https_egress_cidr_blocks:
+            validation.cidr_block(block, "https_egress_cidr_blocks")
+        if not self.https_egress_cidr_blocks:
+            validation.fail("https_egress_cidr_blocks is empty: the nodes could not reach S3, Glue or EMR; give at "
+                            "least the VPC's CIDR (with VPC endpoints) or 0.0.0.0/0")
         if self.in_transit_certificate_s3_uri is not None:
             validation.matches(self.in_transit_certificate_s3_uri, r"s3://[^/]+/.+\.zip", "in-transit certificate URI",
                                "use the s3:// URI of a zip holding privateKey.pem and certificateChain.pem")
         if self.security_configuration_name is not None:
-            brought = self.security_configuration_name
-            validation.matches(brought, r"[\w.+=@-]{1,256}", "security configuration name",
+            name = self.security_configuration_name
+            validation.matches(name, r"[\w.+=@-]{1,256}", "security configuration name",
                                "use the name of an existing EMR security configuration")
             if self.cluster_kms_key_arn is None:
-                validation.fail(f"security configuration {brought!r} is brought without cluster_kms_key_arn: pass "
+                validation.fail(f"security configuration {name!r} is brought without cluster_kms_key_arn: pass "
                                 f"the KMS key it encrypts with, so that the cluster's roles may use it")
             if self.in_transit_certificate_s3_uri is not None:
                 validation.fail(f"in_transit_certificate_s3_uri sets TLS in a security configuration this stack "
-                                f"creates, not in the brought {brought!r}: set TLS there and remove it")
+                                f"creates, not in the brought {name!r}: set TLS there and remove it")
         validation.tags(self.tags)
 
 
 class EmrSecurity(Construct):
-    """KMS key for local disks and S3 writes, the EMR security configuration and three EMR-managed security groups
-    (master, core/task, service access) with no rules of their own: EMR adds only the rules it needs, never
-    0.0.0.0/0 ingress. Each is created unless brought (``EmrSecurityProps``).
+    """KMS key for local disks and S3 writes, the EMR security configuration and the EMR-managed security groups
+    (master, core/task and, in a private subnet, service access). The created groups get outbound rules only
+    (Terraform removes AWS's default allow-all egress rule from a group it creates): HTTPS to the AWS services, all
+    traffic between the master's and the core/task groups, and EMR's ports between the service-access group and the
+    nodes; EMR adds the inbound rules it needs, never 0.0.0.0/0 ingress. Each piece is created unless brought
+    (``EmrSecurityProps``). The plan fails on a subnet without the tag ``AmazonEMRServicePolicy_v2`` needs.
 
     Attributes: ``cluster_key_arn``, ``security_configuration_name``, ``master_security_group_id``,
-    ``core_task_security_group_id``, ``service_access_security_group_id``, ``vpc_id``; the resources this stack
-    created (``None`` when brought): ``cluster_key``, ``security_configuration``, ``master_security_group``,
-    ``core_task_security_group``, ``service_access_security_group``.
+    ``core_task_security_group_id``, ``service_access_security_group_id`` (None in a public subnet), ``vpc_id``,
+    ``subnet`` (its data source), ``network_rules`` (the created groups' rules: a cluster's first start must wait for
+    them); the resources this stack created (``None`` when brought): ``cluster_key``, ``security_configuration``,
+    ``master_security_group``, ``core_task_security_group``, ``service_access_security_group``.
     """
 
     def __init__(self, scope: Construct, id: str, *, props: EmrSecurityProps, account: AwsAccount | None = None) -> None:
@@ -149,24 +199,84 @@ class EmrSecurity(Construct):
                                                                          props.in_transit_certificate_s3_uri)),
             )
             self.security_configuration_name = self.security_configuration.name
-        self.vpc_id = DataAwsSubnet(self, "Subnet", id=props.subnet_id).vpc_id
+        tag, value = next(iter(EMR_MANAGED_POLICY_TAG.items()))
+        self.subnet = DataAwsSubnet(self, "Subnet", id=props.subnet_id, lifecycle=TerraformResourceLifecycle(
+            postcondition=[Postcondition(
+                condition=f'${{lookup(self.tags, "{tag}", "") == "{value}"}}',
+                error_message=f"The cluster's subnet lacks the tag {tag}={value}, without which "
+                              f"AmazonEMRServicePolicy_v2 starts no cluster in it: tag the subnet.")]))
+        self.vpc_id = self.subnet.vpc_id
+        self._check_subnet_kind(props.subnet_id, props.private_subnet)
         brought = props.managed_security_groups
         self.master_security_group, self.core_task_security_group, self.service_access_security_group = (None,) * 3
+        self.network_rules: list[VpcSecurityGroupEgressRule | VpcSecurityGroupIngressRule] = []
         if brought is None:
             group_tags = with_vendor_tag(tags, EMR_MANAGED_POLICY_TAG)
             self.master_security_group = self._group("Master", f"{name}-master", "EMR-managed: master node", group_tags)
             self.core_task_security_group = self._group("CoreTask", f"{name}-core-task",
                                                         "EMR-managed: core and task nodes", group_tags)
-            self.service_access_security_group = self._group(
-                "ServiceAccess", f"{name}-service-access", "EMR-managed: service access from a private subnet",
-                group_tags)
+            if props.private_subnet:
+                self.service_access_security_group = self._group(
+                    "ServiceAccess", f"{name}-service-access", "EMR-managed: service access from a private subnet",
+                    group_tags)
+            self._allow_what_the_cluster_needs(props.https_egress_cidr_blocks, group_tags)
         self.master_security_group_id = brought.master if brought else self.master_security_group.id
         self.core_task_security_group_id = brought.core_task if brought else self.core_task_security_group.id
-        self.service_access_security_group_id = (brought.service_access if brought
-                                                 else self.service_access_security_group.id)
+        self.service_access_security_group_id = (brought.service_access if brought else
+                                                 self.service_access_security_group.id
+                                                 if self.service_access_security_group else None)
+
+    def _check_subnet_kind(self, subnet_id: str, private: bool) -> None:
+        """The plan fails when ``private_subnet`` says otherwise than the subnet's routes: a subnet is public when its
+        route table (its own, else the VPC's main one) routes to an internet gateway."""
+        def tables(id: str, filters: Mapping[str, str], **options) -> DataAwsRouteTables:
+            return DataAwsRouteTables(self, id, vpc_id=self.vpc_id, filter=[
+                DataAwsRouteTablesFilter(name=name, values=[value]) for name, value in filters.items()], **options)
+
+        to_internet = {"route.gateway-id": "igw-*"}
+        own = tables("SubnetRouteTable", {"association.subnet-id": subnet_id})
+        own_to_internet = tables("SubnetRoutesToInternet", {"association.subnet-id": subnet_id, **to_internet})
+        # the check sits on the last lookup, the main table's, which it reads as self
+        public = f"length({own_to_internet.fqn}.ids) > 0 || (length({own.fqn}.ids) == 0 && length(self.ids) > 0)"
+        fix = ("routes to an internet gateway, so it is public: set private_subnet=False (EMR takes no service-access "
+               "group there)" if private else "has no route to an internet gateway, so it is private: set "
+               "private_subnet=True (EMR needs a service-access group there)")
+        tables("MainRoutesToInternet", {"association.main": "true", **to_internet},
+               lifecycle=TerraformResourceLifecycle(postcondition=[Postcondition(
+                   condition=f"${{{'!' if private else ''}({public})}}", error_message=f"The cluster's subnet {fix}.")]))
 
     def _group(self, id: str, name: str, description: str, tags: Mapping[str, str]) -> SecurityGroup:
-        # EMR writes the rules of its managed groups; they reference each other, so
+        # EMR writes the inbound rules of its managed groups; they reference each other, so
         # they must be revoked before the groups can be deleted.
         return SecurityGroup(self, id, name=name, description=description, vpc_id=self.vpc_id,
                              revoke_rules_on_delete=True, tags=dict(tags, Name=name))
+
+    def _allow_what_the_cluster_needs(self, https_cidr_blocks: Sequence[str], tags: Mapping[str, str]) -> None:
+        """The outbound rules of the created groups (rules of their own, not inline blocks, so that the rules EMR
+        adds are not drift), and the service-access group's inbound rule from the master."""
+        nodes = {"Master": self.master_security_group, "CoreTask": self.core_task_security_group}
+        for group_id, group in nodes.items():
+            for index, block in enumerate(https_cidr_blocks):
+                self._rule(VpcSecurityGroupEgressRule, f"{group_id}HttpsOut{index}", group, tags,
+                           "HTTPS to the AWS services the nodes call", HTTPS, cidr_ipv4=block)
+            for peer_id, peer in nodes.items():
+                self._rule(VpcSecurityGroupEgressRule, f"{group_id}To{peer_id}", group, tags,
+                           "All traffic between the cluster's nodes", None, referenced_security_group_id=peer.id)
+        service = self.service_access_security_group
+        if service is None:
+            return
+        self._rule(VpcSecurityGroupEgressRule, "MasterToServiceAccess", self.master_security_group, tags,
+                   "The master node to EMR's service access", MASTER_TO_SERVICE_ACCESS,
+                   referenced_security_group_id=service.id)
+        self._rule(VpcSecurityGroupIngressRule, "ServiceAccessFromMaster", service, tags,
+                   "The master node to EMR's service access", MASTER_TO_SERVICE_ACCESS,
+                   referenced_security_group_id=self.master_security_group.id)
+        for peer_id, peer in nodes.items():
+            self._rule(VpcSecurityGroupEgressRule, f"ServiceAccessTo{peer_id}", service, tags,
+                       "EMR's service access to the nodes", SERVICE_ACCESS_TO_NODES, referenced_security_group_id=peer.id)
+
+    def _rule(self, kind, id: str, group: SecurityGroup, tags: Mapping[str, str], description: str, port: int | None,
+              **peer: str) -> None:
+        ports = {"ip_protocol": "-1"} if port is None else {"ip_protocol": "tcp", "from_port": port, "to_port": port}
+        self.network_rules.append(kind(self, id, security_group_id=group.id, description=description, tags=dict(tags),
+                                       **ports, **peer))

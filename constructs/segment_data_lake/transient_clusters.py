@@ -56,7 +56,8 @@ class TransientClusters(Construct):
     given), and the nodes' use of the cluster's key.
 
     Attributes: ``props`` (the lake cluster's), ``transient``, ``security``, ``identity`` (:class:`ClusterIdentity`),
-    ``pass_role_values`` (the roles a cluster is started with), ``run_job_flow(role, steps)``.
+    ``pass_role_values`` (the roles a cluster is started with), ``prerequisites`` (what must exist before a cluster
+    starts: the roles' policy attachments and the groups' rules), ``run_job_flow(role, steps)``.
     """
 
     def __init__(self, scope: Construct, id: str, *, props: EmrClusterProps, transient: TransientClusterProps,
@@ -66,6 +67,7 @@ class TransientClusters(Construct):
         self.props, self.transient = props, transient
         self.security = security or EmrSecurity(self, "Security", props=props.security_props(), account=account)
         roles.grant_key_use("ClusterKey", self.security.cluster_key_arn)
+        self.prerequisites = [*roles.attachments, *self.security.network_rules]
         self.identity = ClusterIdentity.of(roles, self.security)
         self.pass_role_values = roles.pass_role_values()
         self._bucket_name = bucket.bucket_name

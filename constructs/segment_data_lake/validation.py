@@ -90,9 +90,25 @@ def role_arns(arns: Iterable[str], what: str) -> list[str]:
     return arns
 
 
+# What every name the suffix ends takes: IAM's roles and policies, EventBridge Scheduler's groups and schedules, SNS's
+# topics, EventBridge's rules and CloudWatch's alarms (SNS and Scheduler refuse IAM's +=,.@).
+NAME_SUFFIX = r"[A-Za-z0-9_-]{0,20}"
+
+
 def name_suffix(suffix: str) -> str:
-    return matches(suffix or "", r"[\w+=,.@-]{0,20}", "name suffix",
-                   "use up to 20 letters, digits or +=,.@-_ (for example '-prod')")
+    return matches(suffix or "", NAME_SUFFIX, "name suffix",
+                   "use up to 20 letters, digits, '-' or '_' (for example '-prod'): the names of IAM, EventBridge "
+                   "Scheduler, SNS and EventBridge all take these")
+
+
+def cidr_block(block: str, what: str) -> str:
+    if is_token(block):
+        return block
+    try:
+        ipaddress.IPv4Network(block)
+    except (TypeError, ValueError):
+        fail(f"invalid {what} entry {block!r}: use an IPv4 CIDR block such as 10.0.0.0/16 or 0.0.0.0/0")
+    return block
 
 
 def iam_name(name: str, what: str) -> str:
