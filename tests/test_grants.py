@@ -1,10 +1,12 @@
 """SegmentDataLake.grant_read and grant_read_write, judged by IAM's evaluation of the policies that
 examples/bring_your_own attaches to its analysts' and data team's roles: what each may read and change, and what
 stays out of reach."""
+import json
+
 import pytest
 from aws_calls import ACCOUNT, REGION
 from iam_evaluator import Request, allowed
-from role_policies import permissions
+from role_policies import permissions, resolve, trust
 from stack_helpers import resources
 
 pytestmark = pytest.mark.constructs
@@ -69,3 +71,51 @@ def test_a_writer_changes_the_lake_but_not_the_raw_events_the_app_or_other_datab
                    glue("glue:CreateDatabase", "finance"), glue("glue:DeleteTable", "acme_web", "identify"),
                    glue("glue:UpdateTable", "finance", "salaries")):
         assert not may(writer, denied), denied
+
+
+def test_a_lake_formation_reader_queries_from_athena_opted_in_or_not(lake_formation_stack):
+    """What Athena calls for a query of one table, as its documentation lists it, judged against the synthesized
+    policies: a principal not opted in to Lake Formation (hybrid mode) is judged by IAM alone, its own calls to S3,
+    Glue and KMS; an opted-in one asks Lake Formation for credentials (GetDataAccess), and Lake Formation reads as
+    the role the bucket is registered with, which must read the table's files and decrypt them with the cluster's
+    key (whose policy leaves its use to IAM)."""
+    stack = lake_formation_stack
+    bucket, key = "arn:aws:s3:::acme-lake", f"arn:aws:kms:{REGION}:{ACCOUNT}:key/"
+    [cluster_key] = [name for name, k in resources(stack, "aws_kms_key").items() if "ClusterKey" in name]
+    table_file = f"{bucket}/segment-data/data/src0001/segment_type=identify/day=2024-01-02/hr=03/part-0.parquet"
+    catalog = glue("glue:GetDatabase", "web") + glue("glue:GetTable", "web", "identify") + glue(
+        "glue:GetPartitions", "web", "identify")
+    files = [Request("s3:GetBucketLocation", bucket), Request("s3:ListBucket", bucket),
+             Request("s3:GetObject", table_file), Request("kms:Decrypt", key + cluster_key)]
+    reader = permissions(stack, "acme-readers")
+    assert may(reader, catalog + files)  # not opted in: IAM alone
+    assert may(reader, catalog + [Request("lakeformation:GetDataAccess")])  # opted in
+    registration = permissions(stack, "SegmentDataLakeLakeFormationRole")
+    assert may(registration, files[1:])
+    assert not may(registration, [Request("s3:GetObject", f"{bucket}/segment-logs/src0001/1704153600000/a.gz")])
+    assert allowed([trust(stack, "SegmentDataLakeLakeFormationRole")],
+                   Request("sts:AssumeRole", principal="lakeformation.amazonaws.com"))
+    key_policy = json.loads(resolve(stack, resources(stack, "aws_kms_key")[cluster_key]["policy"]))
+    assert allowed([key_policy], Request("kms:Decrypt", "*", principal=f"arn:aws:iam::{ACCOUNT}:root"))
+    [location] = resources(stack, "aws_lakeformation_resource").values()
+    assert location["role_arn"].startswith("${aws_iam_role.") and "use_service_linked_role" not in location
+    assert location["hybrid_access_enabled"] is True
+
+
+@pytest.fixture(scope="module")
+def lake_formation_stack() -> dict:
+    """A one-source lake under Lake Formation, and a reader role given grant_read."""
+    from cdktf import App, TerraformStack, Testing
+    from stack_helpers import small_lake_props
+
+    from segment_data_lake import SegmentDataLake
+    from segment_data_lake.aws import AwsProvider, IamRole
+
+    stack = TerraformStack(App(), "lake-formation-reader")
+    AwsProvider(stack, "aws", region=REGION)
+    lake = SegmentDataLake(stack, "Lake", props=small_lake_props(create_glue_databases=True, lake_formation=True))
+    readers = IamRole(stack, "Readers", name="acme-readers", assume_role_policy=json.dumps({
+        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"}}]}))
+    lake.grant_read("Readers", readers)
+    return json.loads(Testing.synth(stack))

@@ -1,6 +1,7 @@
 """SegmentDataLake: every part of a customer's data lake, composed."""
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -62,6 +63,8 @@ class SegmentDataLakeProps:
         ``SELECT`` and ``DESCRIBE`` on their tables.
     :param lake_formation_register_bucket: with ``lake_formation``, register the bucket with Lake Formation;
         False when it is registered already.
+    :param lake_formation_registration_role_arn: the role the bucket is registered with (default: a new one that
+        may read and write ``segment-data/`` with the lake's keys: :class:`GlueCatalogProps`).
     :param create_reports_database: with ``lake_formation``, create ``__segment_datalake`` (one per account:
         False for a second lake in the account, or where it exists).
     :param schedule_kms_key_arn: KMS key encrypting the schedules (AWS-owned key by default).
@@ -92,6 +95,7 @@ class SegmentDataLakeProps:
     lake_formation: bool = False
     lake_formation_role_arns: Sequence[str] = ()
     lake_formation_register_bucket: bool = True
+    lake_formation_registration_role_arn: str | None = None
     create_reports_database: bool = True
     schedule_kms_key_arn: str | None = None
     workspace_id: str | None = None
@@ -146,7 +150,9 @@ class SegmentDataLakeProps:
         return GlueCatalogProps(sources=self.sources, create_glue_databases=self.create_glue_databases,
                                 lake_formation=self.lake_formation, lake_formation_role_arns=self.lake_formation_role_arns,
                                 register_bucket=self.lake_formation_register_bucket,
-                                create_reports_database=self.create_reports_database)
+                                create_reports_database=self.create_reports_database,
+                                registration_role_arn=self.lake_formation_registration_role_arn,
+                                name_suffix=self.access.name_suffix)
 
 
 class SegmentDataLake(Construct):
@@ -191,12 +197,19 @@ class SegmentDataLake(Construct):
         else:
             self.cluster = DataLakeCluster(self, "Emr", props=cluster_props, roles=self.roles, security=self.security,
                                            bucket=self.bucket, account=self.account)
+        self.catalog = GlueCatalog(self, "Glue", props=props.catalog_props(), bucket=self.bucket, account=self.account,
+                                   key_arns=[self.security.cluster_key_arn, *filter(None, [self.bucket.kms_key_arn])])
+        if props.lake_formation:
+            self.catalog.grant_sync(self.roles.emr_instance_role.arn, name="EmrInstanceRole")
+            if self.roles.vendor_role:
+                self.catalog.grant_sync(self.roles.vendor_role.arn, name="VendorRole", drop_tables=True)
         self.workload = self.schedules = self.replay_cluster = self.alerts = None
         if props.sync_runner == "self":
             self.workload = WorkloadDelivery(self, "Workload", props=WorkloadDeliveryProps(
                 bundle_path=props.bundle_path), bucket=self.bucket)
             self.schedules = SyncSchedules(self, "Schedules", props=props.schedule_props(), cluster=self.cluster,
-                                           bucket=self.bucket, workload=self.workload, account=self.account)
+                                           bucket=self.bucket, workload=self.workload, account=self.account,
+                                           after=self.catalog.sync_prerequisites)
             if props.replay_cluster is not None:
                 self.replay_cluster = ReplayCluster(
                     self, "Replay", props=props.replay_cluster, cluster=self.cluster, roles=self.roles,
@@ -206,17 +219,13 @@ class SegmentDataLake(Construct):
                 self.alerts = DataLakeAlerts(
                     self, "Alerts", props=_with_tags(props.alerts, tags), sources=props.sources,
                     schedule_expression=props.schedule_expression, cluster=self.cluster,
-                    name_suffix=props.access.name_suffix, account=self.account)
-        self.catalog = GlueCatalog(self, "Glue", props=props.catalog_props(), bucket=self.bucket, account=self.account)
-        if props.lake_formation:
-            self.catalog.grant_sync(self.roles.emr_instance_role.arn, name="EmrInstanceRole")
-            if self.roles.vendor_role:
-                self.catalog.grant_sync(self.roles.vendor_role.arn, name="VendorRole", drop_tables=True)
+                    name_suffix=props.access.name_suffix, replay=self.replay_cluster, account=self.account)
 
     def grant_read(self, id: str, role) -> IamPolicy:
         """Lets ``role`` read the lake: its tables, discarded values, duplicates' records and sync reports in the
         bucket, and the lake's databases in the Glue catalog (decrypting with the cluster's key and the bucket's; with
-        ``lake_formation``, Lake Formation's ``SELECT`` too). ``role``: an ``IamRole``, or a ``DataAwsIamRole`` for one
+        ``lake_formation``, Lake Formation's ``SELECT`` and ``lakeformation:GetDataAccess`` too, so that Athena
+        answers it whether or not it is opted in to Lake Formation). ``role``: an ``IamRole``, or a ``DataAwsIamRole`` for one
         made elsewhere (anything with ``name`` and ``arn``). Returns the policy attached to it."""
         folders = [contract.TABLES_PREFIX, contract.DISCARDS_PREFIX, contract.REPORTS_PREFIX,
                    f"{contract.STATE_PREFIX}*/{contract.DUPLICATES_FOLDER}/"]
@@ -244,12 +253,15 @@ class SegmentDataLake(Construct):
         with which EMRFS encrypts every file the sync writes, and the bucket's), attached to ``role``. ListBucket is
         on the whole bucket: S3 answers a missing key with 404, which the commands expect, only to a principal that
         may list it (otherwise 403)."""
-        document = policy_documents.render_json(
+        document = policy_documents.render(
             template, bucket_arn=self.bucket.bucket_arn,
             glue_resources=glue_arns(self.account.arn_parts, self.roles.databases),
             key_arns=[self.security.cluster_key_arn, *filter(None, [self.bucket.kms_key_arn])], **values)
+        if self.props.lake_formation:
+            # a principal opted in to Lake Formation reads through credentials Lake Formation vends it
+            document["Statement"].append(policy_documents.render("lake-formation-data-access")["Statement"][0])
         policy = IamPolicy(self, f"{id}Policy", name=f"SegmentDataLake{id}{self.props.access.name_suffix}",
-                           policy=document, tags=with_vendor_tag(self.props.tags))
+                           policy=json.dumps(document, indent=2), tags=with_vendor_tag(self.props.tags))
         IamRolePolicyAttachment(self, f"{id}PolicyAttachment", role=role.name, policy_arn=policy.arn)
         return policy
 

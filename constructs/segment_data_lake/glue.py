@@ -6,12 +6,15 @@ from dataclasses import dataclass
 
 from constructs import Construct
 
-from segment_lake_contract import REPORTS_DATABASE
+from segment_lake_contract import DATA_PREFIX, REPORTS_DATABASE
 
-from . import validation
+from . import policy_documents, validation
 from .account import AwsAccount
 from .aws import (
     GlueCatalogDatabase,
+    IamPolicy,
+    IamRole,
+    IamRolePolicyAttachment,
     LakeformationPermissions,
     LakeformationPermissionsDatabase,
     LakeformationPermissionsDataLocation,
@@ -20,6 +23,7 @@ from .aws import (
 )
 from .bucket import LakeBucket, arn_of
 from .sources import SegmentSource, validate_sources
+from .tagging import with_vendor_tag
 
 # What the sync's Glue calls need from Lake Formation: GetDatabase, GetTables, GetTable, GetPartitions and
 # BatchGetPartition need DESCRIBE; CreateTable needs CREATE_TABLE on the database (and DATA_LOCATION_ACCESS on a
@@ -43,11 +47,20 @@ class GlueCatalogProps:
         Formation administrator. In hybrid access mode Lake Formation enforces the grants only for principals
         opted in (``aws_lakeformation_opt_in``); IAM permissions keep working for the others.
     :param lake_formation_role_arns: IAM role ARNs that read the lake (analysts, Athena): ``DESCRIBE`` on the
-        databases, ``SELECT`` and ``DESCRIBE`` on their tables.
+        databases, ``SELECT`` and ``DESCRIBE`` on their tables: Lake Formation grants only, which Athena honours for
+        a principal opted in to Lake Formation; one that is not is judged by IAM alone and needs S3, Glue and KMS
+        permissions too. :meth:`SegmentDataLake.grant_read` gives a role of the stack both.
     :param register_bucket: with ``lake_formation``, register the lake bucket with Lake Formation (hybrid
-        access mode, so principals that IAM lets read it keep reading it; the service-linked role, which cannot
-        use a customer managed KMS key: register it yourself with a role that can), which the roles'
-        ``DATA_LOCATION_ACCESS`` grants need. False when the whole bucket is registered already.
+        access mode, so principals that IAM lets read it keep reading it) under ``registration_role_arn``, which the
+        roles' ``DATA_LOCATION_ACCESS`` grants need. False when the whole bucket is registered already.
+    :param registration_role_arn: the role Lake Formation assumes to read and write the registered bucket for
+        the principals it vends credentials to (Athena's queries of an opted-in principal, EMR). Default: a new
+        role, ``SegmentDataLakeLakeFormationRole<suffix>``, that Lake Formation alone may assume, which may read and
+        write ``segment-data/`` and use the lake's keys (not the service-linked role: Lake Formation's
+        documentation asks for a role of your own for locations encrypted with a customer managed KMS key, as every
+        file the cluster writes is, and for locations EMR reads). A brought role needs the same, and whoever
+        applies the stack ``iam:PassRole`` on it.
+    :param name_suffix: appended to the created registration role's and policy's names, e.g. ``-prod``.
     :param create_reports_database: with ``lake_formation``, create the sync reports' database
         (``__segment_datalake``), which its grants need. One per account: False for a second lake in the
         account, or where it exists already (or ``terraform import`` it).
@@ -59,10 +72,18 @@ class GlueCatalogProps:
     lake_formation_role_arns: Sequence[str] = ()
     register_bucket: bool = True
     create_reports_database: bool = True
+    registration_role_arn: str | None = None
+    name_suffix: str = ""
 
     def __post_init__(self) -> None:
         validate_sources(self.sources)
         validation.role_arns(self.lake_formation_role_arns, "lake_formation_role_arns")
+        validation.name_suffix(self.name_suffix)
+        if self.registration_role_arn is not None:
+            validation.role_arns([self.registration_role_arn], "registration_role_arn")
+            if not (self.lake_formation and self.register_bucket):
+                validation.fail("registration_role_arn is set but this stack registers no bucket with Lake Formation: "
+                                "remove it, or set lake_formation=True and register_bucket=True")
         if self.lake_formation and not self.create_glue_databases:
             validation.fail("lake_formation=True grants on the sources' Glue databases, which must exist first: "
                             "set create_glue_databases=True")
@@ -76,11 +97,15 @@ class GlueCatalog(Construct):
 
     Attributes: ``database_names`` (the sources' databases, distinct, in source order), ``databases``
     (name to ``GlueCatalogDatabase``, empty unless created), ``location`` (the ``LakeformationResource`` or
-    ``None``), ``grants``.
+    ``None``), ``registration_role`` and ``registration_policy`` (created, else ``None``), ``grants``,
+    ``sync_prerequisites`` (the location, its role's policy and the grants: what a sync under Lake Formation uses).
+
+    ``key_arns``: the KMS keys the lake's files are encrypted with (the cluster's, the bucket's), which the created
+    registration role may use.
     """
 
     def __init__(self, scope: Construct, id: str, *, props: GlueCatalogProps, bucket: LakeBucket,
-                 account: AwsAccount | None = None) -> None:
+                 account: AwsAccount | None = None, key_arns: Sequence[str] = ()) -> None:
         super().__init__(scope, id)
         self.props = props
         self.bucket_arn = bucket_arn = arn_of(bucket, lambda: AwsAccount.of(self, account).partition)
@@ -88,6 +113,9 @@ class GlueCatalog(Construct):
         self.databases: dict[str, GlueCatalogDatabase] = {}
         self.grants: list[LakeformationPermissions] = []
         self.location: LakeformationResource | None = None
+        self.registration_role: IamRole | None = None
+        self.registration_policy: IamPolicy | None = None
+        self._registration: list = []
         self._principals: dict[str, str] = {}  # grants' name -> role ARN
         if props.create_glue_databases:
             for name in self.database_names:
@@ -100,10 +128,32 @@ class GlueCatalog(Construct):
             self.databases[REPORTS_DATABASE] = GlueCatalogDatabase(
                 self, "ReportsDatabase", name=REPORTS_DATABASE, description="Segment Data Lakes sync reports")
         if props.register_bucket:
-            self.location = LakeformationResource(self, "BucketLocation", arn=bucket_arn, use_service_linked_role=True,
-                                                  hybrid_access_enabled=True)
+            role_arn = props.registration_role_arn or self._registration_role(bucket_arn, key_arns)
+            self.location = LakeformationResource(self, "BucketLocation", arn=bucket_arn, role_arn=role_arn,
+                                                  hybrid_access_enabled=True, depends_on=self._registration or None)
         for index, role_arn in enumerate(props.lake_formation_role_arns):
             self.grant_read(role_arn, name=f"Reader{index}")
+
+    @property
+    def sync_prerequisites(self) -> list:
+        return [*self._registration, *filter(None, [self.location]), *self.grants]
+
+    def _registration_role(self, bucket_arn: str, key_arns: Sequence[str]) -> str:
+        """The role Lake Formation registers the bucket with: the lake's files under ``segment-data/``, its keys."""
+        tags = with_vendor_tag({})
+        suffix = self.props.name_suffix
+        self.registration_role = IamRole(
+            self, "RegistrationRole", name=f"SegmentDataLakeLakeFormationRole{suffix}", tags=tags,
+            description="Assumed by Lake Formation to read and write the data lake's registered bucket",
+            assume_role_policy=policy_documents.render_json("lake-formation-trust"))
+        self.registration_policy = IamPolicy(
+            self, "RegistrationPolicy", name=f"SegmentDataLakeLakeFormationPolicy{suffix}", tags=tags,
+            policy=policy_documents.render_json("lake-formation-location", bucket_arn=bucket_arn,
+                                                objects=f"{bucket_arn}/{DATA_PREFIX}*", key_arns=list(key_arns)))
+        self._registration.append(IamRolePolicyAttachment(self, "RegistrationPolicyAttachment",
+                                                          role=self.registration_role.name,
+                                                          policy_arn=self.registration_policy.arn))
+        return self.registration_role.arn
 
     def grant_sync(self, role_arn: str, *, name: str, drop_tables: bool = False) -> None:
         """Lets ``role_arn`` run the sync under Lake Formation: create tables pointing into the bucket, read and

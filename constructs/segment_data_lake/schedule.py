@@ -10,6 +10,8 @@ from typing import Any
 
 from constructs import Construct
 
+import segment_lake_contract as contract
+
 from . import policy_documents, validation
 from .account import AwsAccount
 from .aws import (
@@ -21,6 +23,7 @@ from .aws import (
     SchedulerScheduleGroup,
     SchedulerScheduleTarget,
     SchedulerScheduleTargetRetryPolicy,
+    TerraformResource,
 )
 from .bucket import LakeBucket
 from .emr import DataLakeCluster
@@ -60,19 +63,10 @@ def _lake_and_naming(source: SegmentSource, bucket_name: str, region: str) -> li
     return args + ["--table-prefix", source.table_prefix] if source.table_prefix else args
 
 
-def step_name(command: str, source: SegmentSource) -> str:
-    """The EMR step's name: what the EMR console shows, and what alerts match its source by (its end)."""
-    return f"segment-lake {command} {source.slug}{step_name_end(source)}"
-
-
-def step_name_end(source: SegmentSource) -> str:
-    return f" ({source.source_id})"
-
-
 def step(command: str, source: SegmentSource, jar: str, args: Sequence[str]) -> dict[str, Any]:
     """One step of the lake (EMR API field names). A failed one is retried by the next tick; the cluster goes on
     with the other sources' steps."""
-    return {"Name": step_name(command, source), "ActionOnFailure": "CONTINUE",
+    return {"Name": contract.step_name(command, source.slug, source.source_id), "ActionOnFailure": "CONTINUE",
             "HadoopJarStep": {"Jar": jar, "Args": list(args)}}
 
 
@@ -119,11 +113,15 @@ class SyncSchedules(Construct):
     Attributes: ``group``, ``role``, ``policy``, ``schedules`` (dict: a source id, ``"sync"`` for the transient
     clusters' sync schedule, or ``"compact"``, to its ``SchedulerSchedule``), ``steps`` (dict of the same keys to
     the EMR steps each schedule's request carries).
+
+    A ``rate(...)`` schedule fires as soon as it is created, so every schedule is created after what its first tick
+    uses: its role's policy, the cluster's ``prerequisites`` (the roles' policies, the network rules), the bucket's
+    policy, and ``after`` (for example the Lake Formation grants of the roles that run the sync).
     """
 
     def __init__(self, scope: Construct, id: str, *, props: SyncSchedulesProps,
                  cluster: DataLakeCluster | TransientClusters, bucket: LakeBucket, workload: WorkloadDelivery,
-                 account: AwsAccount | None = None) -> None:
+                 account: AwsAccount | None = None, after: Sequence[TerraformResource] = ()) -> None:
         super().__init__(scope, id)
         self.props = props
         account = AwsAccount.of(self, account)
@@ -155,6 +153,8 @@ class SyncSchedules(Construct):
         self._attachment = IamRolePolicyAttachment(self, "PolicyAttachment", role=self.role.name,
                                                    policy_arn=self.policy.arn)
         self._account, self._cluster = account, cluster
+        self._after = list(dict.fromkeys([self._attachment, *cluster.prerequisites,
+                                          *filter(None, [getattr(bucket, "policy", None)]), *after]))
 
         def steps(command: str) -> list[dict[str, Any]]:
             # a scheduled sync that finds the source's previous one still running leaves the work to the next tick
@@ -197,7 +197,8 @@ class SyncSchedules(Construct):
                 # The next scheduled run picks up whatever a missed one left.
                 retry_policy=SchedulerScheduleTargetRetryPolicy(maximum_retry_attempts=2, maximum_event_age_in_seconds=3600),
             ),
-            # a schedule that fires before its role may add steps (or start clusters) loses that run
-            depends_on=[self._attachment],
+            # a schedule that fires before its role may add steps (or start clusters), or before the cluster may
+            # reach AWS and the lake, loses that run
+            depends_on=self._after,
         )
         mark(self.schedules[key], "sync_schedule")
