@@ -81,12 +81,37 @@ REPLAY_TEMPLATES_PREFIX = "segment-lake-replay/"
 REPORTS_DATABASE = "__segment_datalake"
 REPLAY_TEMPLATE_FORMAT = 1
 
+
+# The names of the lake's EMR steps and replay clusters: what the EMR console shows, and what the alerts' rules hear
+# them by. A step of a source ends its name with step_name_end (the rule matches that suffix); a replay cluster
+# starts its name with replay_cluster_prefix.
+def step_name_end(source_id: str) -> str:
+    return f" ({source_id})"
+
+
+def step_name(command: str, source_slug: str, source_id: str, window: str = "") -> str:
+    """``segment-lake sync web (src1)``; a replay's with its window: ``segment-lake replay web 2024-01-01..2024-01-31
+    (src1)``."""
+    return f"segment-lake {command} {source_slug}{f' {window}' if window else ''}{step_name_end(source_id)}"
+
+
+def replay_cluster_prefix(cluster_name: str) -> str:
+    return f"{cluster_name} "
+
+
+def replay_cluster_name(cluster_name: str, source_slug: str, window: str) -> str:
+    return f"{replay_cluster_prefix(cluster_name)}{source_slug} {window}"
+
 # Two events with one messageId are duplicates when received at most this many days apart (the sync keeps the first).
 DEDUP_WINDOW_DAYS = 7
 # The CloudWatch namespace the syncs write their figures to (metrics.py) and the stack's alarms and IAM name; one
 # dimension, the source.
 METRICS_NAMESPACE = "SegmentDataLake"
 METRICS_DIMENSION = "SourceId"
+# A run's outcome, counted apart for scheduled syncs and replays: the no-sync alarm watches SyncsFinished alone, so
+# that a replay cannot hide a schedule that stopped.
+SYNCS_FINISHED, SYNCS_FAILED = "SyncsFinished", "SyncsFailed"
+REPLAYS_FINISHED, REPLAYS_FAILED = "ReplaysFinished", "ReplaysFailed"
 METRICS_NAMESPACE_NAME = NamePattern(r"[A-Za-z0-9._/#-][A-Za-z0-9._/#: -]{0,254}", "CloudWatch namespace",
                                      "use up to 255 letters, digits and . _ / # : - or spaces, not starting with ':'")
 

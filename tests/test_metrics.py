@@ -31,6 +31,11 @@ def test_the_metrics_are_the_reports_figures_its_duration_and_freshness():
     assert {d["MetricName"]: d["Value"] for d in metric_data(failed, START)} == {
         "SyncsFinished": 0, "SyncsFailed": 1, "Rows": 0, "Duplicates": 0, "Rejected": 0, "DiscardedValues": 0,
         "DurationSeconds": 0.0}
+    # a replay's outcome is counted apart: the no-sync alarm watches the scheduled syncs alone
+    replayed = RunResult("src1", "r3", "db", START, replay=("2024-01-01", "2024-01-02"))
+    assert {d["MetricName"]: d["Value"] for d in metric_data(replayed, START)} == {
+        "ReplaysFinished": 1, "ReplaysFailed": 0, "Rows": 0, "Duplicates": 0, "Rejected": 0, "DiscardedValues": 0,
+        "DurationSeconds": 0.0}
     with pytest.raises(InvalidSettings, match="invalid CloudWatch namespace ':lake'"):
         SyncSettings(source_id="src1", input_uri="in", lake_uri="lake", metrics_namespace=":lake")
 

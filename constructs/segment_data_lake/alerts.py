@@ -1,26 +1,38 @@
 """Alerts: what tells an on-call that the lake's syncs fail or stopped, on one SNS topic (created or brought).
 
 - an EventBridge rule for the lake's EMR steps that fail (every source's sync, compaction and replay step);
-- an EventBridge rule for the lake's clusters that end with errors (the always-on cluster, or the transient ones);
-- a CloudWatch alarm per source when no sync of it finished within a window (missing data breaches: a source
-  whose syncs stopped, or whose metrics cannot be written, alarms; a quiet source's syncs still finish).
+- an EventBridge rule for the lake's clusters that end with errors (the always-on cluster, or the transient ones, and
+  the replay clusters);
+- a CloudWatch alarm per source when no scheduled sync of it finished within a window (a source whose syncs stopped,
+  or whose metrics cannot be written, alarms; a quiet source's syncs still finish; a replay does not count).
 """
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from constructs import Construct
 
-from segment_lake_contract import METRICS_DIMENSION, METRICS_NAMESPACE
+import segment_lake_contract as contract
+from segment_lake_contract import METRICS_DIMENSION, METRICS_NAMESPACE, SYNCS_FINISHED
 
 from . import policy_documents, validation
 from .account import AwsAccount
-from .aws import CloudwatchEventRule, CloudwatchEventTarget, CloudwatchMetricAlarm, KmsKey, SnsTopic, SnsTopicPolicy
+from .aws import (
+    CloudwatchEventRule,
+    CloudwatchEventTarget,
+    CloudwatchMetricAlarm,
+    CloudwatchMetricAlarmMetricQuery,
+    CloudwatchMetricAlarmMetricQueryMetric,
+    KmsKey,
+    SnsTopic,
+    SnsTopicPolicy,
+)
 from .emr import DataLakeCluster
-from .schedule import step_name_end
+from .replay_cluster import ReplayCluster
 from .sources import SegmentSource, validate_sources
 from .tagging import with_vendor_tag
 from .transient_clusters import TransientClusters
@@ -29,6 +41,9 @@ _RATE = re.compile(r"rate\((\d+) (minute|hour|day)s?\)")
 _SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
 # CloudWatch evaluates an alarm over at most 7 days (1 day for a period under an hour)
 _LONGEST_WINDOW_SECONDS = 7 * 86400
+_SHORT_PERIODS_WINDOW_SECONDS = 86400
+# the no-sync alarm's period: an hour, or the largest divisor of an hour that divides the window evenly
+_LONGEST_PERIOD_SECONDS = 3600
 # the window of a schedule with no fixed interval (cron, at) unless stale_after_minutes says otherwise
 CRON_WINDOW_MINUTES = 1440
 EVENT_PATTERN_CHARACTERS = 2048  # EventBridge's default quota
@@ -78,13 +93,28 @@ class DataLakeAlertsProps:
             validation.fail(f"an alarm window of {minutes} minutes is longer than CloudWatch evaluates "
                             f"({_LONGEST_WINDOW_SECONDS // 60} minutes): set alerts stale_after_minutes (or "
                             f"stale_after_intervals) lower")
+        if alarm_period_seconds(minutes * 60) < 3600 and minutes * 60 > _SHORT_PERIODS_WINDOW_SECONDS:
+            validation.fail(f"an alarm window of {minutes} minutes is longer than a day and not whole hours, which "
+                            f"CloudWatch cannot evaluate in periods under an hour: make stale_after_minutes (or the "
+                            f"schedule's interval) whole hours")
         return minutes * 60
+
+
+def alarm_period_seconds(window_seconds: int) -> int:
+    """The period of the no-sync alarm: an hour, or the largest divisor of an hour that divides the window."""
+    return math.gcd(window_seconds, _LONGEST_PERIOD_SECONDS)
 
 
 class DataLakeAlerts(Construct):
     """The SNS topic (created or brought), the EventBridge rules that publish the lake's failed steps and failed
-    clusters to it, and each source's alarm for syncs that stopped finishing (from the metrics each sync writes in
-    the ``SegmentDataLake`` namespace), which publishes its changes (alarm and OK) to it.
+    clusters to it (``replay``'s clusters too), and each source's alarm for syncs that stopped finishing (from the
+    metrics each sync writes in the ``SegmentDataLake`` namespace), which publishes its changes (alarm and OK) to it.
+
+    The alarm sums the source's ``SyncsFinished`` in periods of an hour (or less, to divide the window evenly), fills
+    the periods without one with 0 (``FILL``), and fires when every period of the window is 0: between one period
+    before and one period after the window has passed since the last finished sync. Without the filling, CloudWatch
+    would judge the most recent periods that hold a data point, however old, and a source that stopped syncing would
+    stay OK for days. A source with no data point at all in the range is missing data, which breaches.
 
     Attributes: ``topic_arn``, ``topic`` and ``topic_key`` (None when brought), ``topic_policy`` (None when brought),
     ``step_failed_rule``, ``cluster_failed_rule``, ``alarms`` (dict source id to ``CloudwatchMetricAlarm``).
@@ -92,7 +122,7 @@ class DataLakeAlerts(Construct):
 
     def __init__(self, scope: Construct, id: str, *, props: DataLakeAlertsProps, sources: Sequence[SegmentSource],
                  schedule_expression: str, cluster: DataLakeCluster | TransientClusters, name_suffix: str = "",
-                 account: AwsAccount | None = None) -> None:
+                 replay: ReplayCluster | None = None, account: AwsAccount | None = None) -> None:
         super().__init__(scope, id)
         validate_sources(sources)
         validation.name_suffix(name_suffix)
@@ -100,8 +130,7 @@ class DataLakeAlerts(Construct):
         window = props.window_seconds(schedule_expression)
         account = AwsAccount.of(self, account)
         tags = with_vendor_tag(props.tags)
-        # SNS topic and EventBridge rule names take fewer characters than IAM names (and name_suffix) do
-        name = f"segment-data-lake{re.sub(r'[^A-Za-z0-9_-]', '-', name_suffix)}"
+        name = f"segment-data-lake{name_suffix}"
         self.topic = self.topic_key = self.topic_policy = None
         if props.topic_arn is None:
             self.topic_key = KmsKey(
@@ -114,9 +143,12 @@ class DataLakeAlerts(Construct):
 
         # each step of the lake ends its name with its source's id; whole names would outgrow an event pattern's
         # 2,048 characters at a dozen sources
-        steps = [{"suffix": step_name_end(source)} for source in sources]
+        steps = [{"suffix": contract.step_name_end(source.source_id)} for source in sources]
+        replays = [{"prefix": contract.replay_cluster_prefix(replay.props.name)}] if replay else []
         if isinstance(cluster, TransientClusters):
-            clusters = {"name": [cluster.cluster_name("sync"), cluster.cluster_name("compact")]}
+            clusters = {"name": [cluster.cluster_name("sync"), cluster.cluster_name("compact"), *replays]}
+        elif replays:
+            clusters = {"$or": [{"clusterId": [cluster.cluster_id]}, {"name": replays}]}
         else:
             clusters = {"clusterId": [cluster.cluster_id]}
         self.step_failed_rule = self._rule("StepFailed", f"{name}-step-failed", "A sync, compaction or replay step of "
@@ -125,17 +157,23 @@ class DataLakeAlerts(Construct):
         self.cluster_failed_rule = self._rule("ClusterFailed", f"{name}-cluster-failed", "A cluster of the data lake "
                                               "ended with errors", "EMR Cluster State Change",
                                               {"state": ["TERMINATED_WITH_ERRORS"], **clusters}, tags)
+        period = alarm_period_seconds(window)
         self.alarms: dict[str, CloudwatchMetricAlarm] = {}
         for source in sources:
+            finished = CloudwatchMetricAlarmMetricQueryMetric(
+                namespace=METRICS_NAMESPACE, metric_name=SYNCS_FINISHED, dimensions={METRICS_DIMENSION: source.source_id},
+                period=period, stat="Sum")
             self.alarms[source.source_id] = CloudwatchMetricAlarm(
                 self, f"NoSync-{source.source_id}", alarm_name=f"{name}-no-sync-{source.slug}",
                 alarm_description=f"No sync of Segment source {source.slug} ({source.source_id}) finished in the last "
                                   f"{window // 60} minutes: see its EMR steps and segment-lake history",
-                namespace=METRICS_NAMESPACE, metric_name="SyncsFinished",
-                dimensions={METRICS_DIMENSION: source.source_id}, statistic="Sum", period=window,
-                evaluation_periods=1, threshold=1, comparison_operator="LessThanThreshold",
-                treat_missing_data="breaching", actions_enabled=True, alarm_actions=[self.topic_arn],
-                ok_actions=[self.topic_arn], tags=tags)
+                metric_query=[
+                    CloudwatchMetricAlarmMetricQuery(id="finished", metric=finished, return_data=False),
+                    CloudwatchMetricAlarmMetricQuery(id="finished_or_zero", expression="FILL(finished, 0)",
+                                                     label="Syncs finished", return_data=True)],
+                evaluation_periods=window // period, datapoints_to_alarm=window // period, threshold=1,
+                comparison_operator="LessThanThreshold", treat_missing_data="breaching", actions_enabled=True,
+                alarm_actions=[self.topic_arn], ok_actions=[self.topic_arn], tags=tags)
         if self.topic is not None:
             alarm_arns = f"arn:{account.partition}:cloudwatch:{account.region}:{account.account_id}:alarm:{name}-no-sync-*"
             self.topic_policy = SnsTopicPolicy(self, "TopicPolicy", arn=self.topic.arn, policy=policy_documents.render_json(

@@ -23,7 +23,7 @@ from .bucket import LakeBucket, arn_of
 from .cluster_request import ClusterIdentity, ClusterSize, run_job_flow_request
 from .emr import DataLakeCluster, EmrClusterProps, ManagedScaling
 from .iam import DataLakeRoles
-from .schedule import step_name, sync_command
+from .schedule import sync_command
 from .sources import SegmentSource, validate_sources
 from .tagging import with_vendor_tag
 from .transient_clusters import TransientClusters
@@ -101,7 +101,7 @@ class ReplayCluster(Construct):
         for source in sources:
             command = sync_command(source, bucket_name, account.region, workspace_id, command="replay")
             steps[source.source_id] = (source.slug, {
-                "Name": step_name("replay", source),
+                "Name": contract.step_name("replay", source.slug, source.source_id),
                 # the cluster exists for this step only
                 "ActionOnFailure": "TERMINATE_CLUSTER",
                 "HadoopJarStep": {"Jar": workload.step_jar, "Args": workload.step_args(

@@ -6,14 +6,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from segment_lake_contract import METRICS_DIMENSION
+from segment_lake_contract import (
+    METRICS_DIMENSION,
+    REPLAYS_FAILED,
+    REPLAYS_FINISHED,
+    SYNCS_FAILED,
+    SYNCS_FINISHED,
+)
 
 from .report import RunResult
 
-# CloudWatch metric -> (the run's figure, its unit)
+# CloudWatch metric -> (the run's figure, its unit); a replay's outcome is counted as ReplaysFinished/ReplaysFailed
+OUTCOMES = {SYNCS_FINISHED: REPLAYS_FINISHED, SYNCS_FAILED: REPLAYS_FAILED}
 FIGURES: dict[str, tuple[Callable[[RunResult], float], str]] = {
-    "SyncsFinished": (lambda run: int(run.status == "finished"), "Count"),
-    "SyncsFailed": (lambda run: int(run.status != "finished"), "Count"),
+    SYNCS_FINISHED: (lambda run: int(run.status == "finished"), "Count"),
+    SYNCS_FAILED: (lambda run: int(run.status != "finished"), "Count"),
     "Rows": (lambda run: run.row_count, "Count"),
     "Duplicates": (lambda run: run.duplicate_count, "Count"),
     "Rejected": (lambda run: run.rejected_count, "Count"),
@@ -22,14 +29,16 @@ FIGURES: dict[str, tuple[Callable[[RunResult], float], str]] = {
 
 
 def metric_data(run: RunResult, finished: datetime) -> list[dict]:
-    """The run's metrics (PutMetricData's MetricData), at ``finished``: the counts, its duration and, when it read an
-    event, its freshness: the seconds from the newest receivedAt it read to its end."""
+    """The run's metrics (PutMetricData's MetricData), at ``finished``: its outcome (as a sync's or a replay's), the
+    counts, its duration and, when it read an event, its freshness: the seconds from the newest receivedAt it read
+    to its end."""
     dimensions = [{"Name": METRICS_DIMENSION, "Value": run.source_id}]
 
     def datum(name: str, value: float, unit: str) -> dict:
         return {"MetricName": name, "Dimensions": dimensions, "Timestamp": finished, "Value": value, "Unit": unit}
 
-    data = [datum(name, figure(run), unit) for name, (figure, unit) in FIGURES.items()]
+    data = [datum(OUTCOMES.get(name, name) if run.replay else name, figure(run), unit)
+            for name, (figure, unit) in FIGURES.items()]
     data.append(datum("DurationSeconds", (finished - run.start_time).total_seconds(), "Seconds"))
     if run.newest_received_at is not None:
         data.append(datum("FreshnessSeconds", max(0.0, (finished - run.newest_received_at).total_seconds()), "Seconds"))

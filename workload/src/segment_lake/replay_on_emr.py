@@ -10,7 +10,7 @@ from datetime import date
 from typing import Any
 from urllib.parse import urlparse
 
-from segment_lake_contract import REPLAY_TEMPLATE_FORMAT, REPLAY_TEMPLATES_PREFIX
+from segment_lake_contract import REPLAY_TEMPLATE_FORMAT, REPLAY_TEMPLATES_PREFIX, replay_cluster_name, step_name
 
 from .errors import InvalidSettings
 
@@ -54,12 +54,12 @@ def replay_request(template: dict[str, Any], source_id: str, replay_from: date, 
     if replay_from > replay_to:
         raise InvalidSettings(f"--from {replay_from} is after --to {replay_to}: swap them")
     source = sources[source_id]
-    window = ["--from", replay_from.isoformat(), "--to", replay_to.isoformat()]
+    window = f"{replay_from}..{replay_to}"
     step = copy.deepcopy(source["step"])
-    step["Name"] = f"{step['Name']} {replay_from}..{replay_to}"
-    step["HadoopJarStep"]["Args"] += window
+    step["Name"] = step_name("replay", source["slug"], source_id, window)
+    step["HadoopJarStep"]["Args"] += ["--from", replay_from.isoformat(), "--to", replay_to.isoformat()]
     request = copy.deepcopy(template["run_job_flow"])
-    request["Name"] = f"{request['Name']} {source['slug']} {replay_from}..{replay_to}"
+    request["Name"] = replay_cluster_name(request["Name"], source["slug"], window)
     request["Steps"] = [step]
     return request
 
