@@ -1,11 +1,13 @@
 """The cdktf app: one stack with a Segment data lake, configured by environment variables.
 
     SEGMENT_LAKE_BUCKET       existing bucket name (created with SEGMENT_LAKE_CREATE_BUCKET=1)
+    SEGMENT_LAKE_MANAGE_LIFECYCLE  1 (default): the lake's lifecycle rules replace the existing bucket's; 0: left alone
     SEGMENT_LAKE_SUBNET_ID    subnet of the EMR cluster
     SEGMENT_WORKSPACE_IDS     comma-separated Segment workspace ids (the external ids)
     SEGMENT_WORKSPACE_ID      the workspace of the sources, named in sync reports (needed with several ids)
     SEGMENT_SOURCES           comma-separated source_id:slug pairs
     SEGMENT_LAKE_SUFFIX       suffix of IAM role names, e.g. -prod
+    SEGMENT_REGION            us (default) or eu: the region of the Segment workspace, whose principals Segment uses
     SEGMENT_LAKE_BUNDLE       the sync app's bundle (default: the one `make bundle` builds into the package)
     SEGMENT_LAKE_SYNC_RUNNER  who runs the syncs: self (default, this module's schedules) or segment
     SEGMENT_LAKE_CLUSTER_MODE always_on (default: one cluster between syncs) or transient (a cluster per tick)
@@ -51,9 +53,13 @@ class DataLakeStack(TerraformStack):
         LocalBackend(self, path=f"../../../terraform.{id}.tfstate")
         self.lake = SegmentDataLake(self, "SegmentDataLake", props=SegmentDataLakeProps(
             bucket=DataLakeBucketProps(bucket_name=env.get("SEGMENT_LAKE_BUCKET", "my-company-segment-data-lake"),
-                                       create_bucket=env.get("SEGMENT_LAKE_CREATE_BUCKET") == "1"),
+                                       create_bucket=env.get("SEGMENT_LAKE_CREATE_BUCKET") == "1",
+                                       # an existing bucket's lifecycle rules are replaced by the lake's unless 0
+                                       manage_lifecycle=(None if env.get("SEGMENT_LAKE_CREATE_BUCKET") == "1" else
+                                                         env.get("SEGMENT_LAKE_MANAGE_LIFECYCLE", "1") == "1")),
             access=DataLakeRolesProps(external_ids=env.get("SEGMENT_WORKSPACE_IDS", "my-workspace-id").split(","),
-                                      name_suffix=env.get("SEGMENT_LAKE_SUFFIX", "")),
+                                      name_suffix=env.get("SEGMENT_LAKE_SUFFIX", ""),
+                                      segment_region=env.get("SEGMENT_REGION", "us")),
             cluster=EmrClusterProps(subnet_id=env.get("SEGMENT_LAKE_SUBNET_ID", "subnet-0123456789abcdef0")),
             sources=sources_from(env.get("SEGMENT_SOURCES", "9aQ1bC2dE3:web_app")),
             workspace_id=env.get("SEGMENT_WORKSPACE_ID"),

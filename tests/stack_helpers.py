@@ -61,7 +61,8 @@ def small_lake_props(**overrides):
     from segment_data_lake import DataLakeBucketProps, DataLakeRolesProps, EmrClusterProps, SegmentDataLakeProps, SegmentSource
 
     return SegmentDataLakeProps(**{
-        "bucket": DataLakeBucketProps(bucket_name="acme-lake"), "access": DataLakeRolesProps(external_ids=["ws1"]),
+        "bucket": DataLakeBucketProps(bucket_name="acme-lake", manage_lifecycle=True),
+        "access": DataLakeRolesProps(external_ids=["ws1"]),
         "cluster": EmrClusterProps(subnet_id="subnet-0123456789abcdef0"),
         "sources": [SegmentSource(source_id="src0001", slug="web")], **overrides})
 

@@ -60,11 +60,29 @@ def test_a_flow_log_into_the_lake_bucket_waits_for_it_and_its_delivery_grant_sta
     assert "/logs/vpc-flow/AWSLogs/" in write["Resource"]
 
 
+def test_a_brought_bucket_keeps_its_lifecycle_rules_unless_the_user_chooses():
+    from segment_data_lake import DataLakeBucket
+    from segment_data_lake.aws import AwsProvider, TerraformStack, Testing
+
+    with pytest.raises(DataLakeConfigError, match="bucket 'lake-bucket' exists already .create_bucket=False.: set "
+                                                  "manage_lifecycle=True to replace its lifecycle rules"):
+        DataLakeBucketProps(bucket_name="lake-bucket")
+    with pytest.raises(DataLakeConfigError, match="a created bucket gets the lake's lifecycle rules"):
+        DataLakeBucketProps(bucket_name="lake-bucket", create_bucket=True, manage_lifecycle=False)
+    stack = TerraformStack(Testing.app(), "bucket-left-alone")
+    AwsProvider(stack, "aws", region="us-east-1")
+    bucket = DataLakeBucket(stack, "Bucket", partition="aws",
+                            props=DataLakeBucketProps(bucket_name="lake-bucket", manage_lifecycle=False))
+    assert bucket.lifecycle is None
+    assert resources(json.loads(Testing.synth(stack)), "aws_s3_bucket_lifecycle_configuration") == {}
+
+
 def test_extra_policy_statements_are_checked():
     with pytest.raises(DataLakeConfigError, match="give each a 'Sid' and an 'Effect'"):
         DataLakeBucketProps(bucket_name="lake-bucket", create_bucket=True, extra_policy_statements=[{"Effect": "Allow"}])
     with pytest.raises(DataLakeConfigError, match="extra_policy_statements is set for an existing bucket"):
-        DataLakeBucketProps(bucket_name="lake-bucket", extra_policy_statements=[{"Sid": "A", "Effect": "Allow"}])
+        DataLakeBucketProps(bucket_name="lake-bucket", manage_lifecycle=True,
+                            extra_policy_statements=[{"Sid": "A", "Effect": "Allow"}])
 
 
 def test_created_bucket_configures_stage_days_and_expires_old_versions(synthesized):

@@ -5,7 +5,7 @@ import pytest
 from aws_calls import ACCOUNT, REGION
 from iam_evaluator import Request, allowed
 from role_policies import permissions, resolve, trust
-from stack_helpers import as_list, named, policy, resources, statement
+from stack_helpers import as_list, named, policy, resources, statement, synth_small_lake
 
 pytestmark = pytest.mark.constructs
 
@@ -41,11 +41,24 @@ def test_role_names_carry_the_suffix_and_tags(synthesized):
 
 
 def test_vendor_trust_requires_external_id_and_segment_role(synthesized):
+    """A US workspace (the default, as in Segment's setup guide) is served by three roles of account 294048959147."""
     trust = policy(role(synthesized.stacks["segment-runs"], "VendorRole"), "assume_role_policy")
     [only_statement] = trust["Statement"]
-    assert only_statement["Principal"] == {"AWS": [SEGMENT_ROLE]}
+    assert only_statement["Principal"] == {"AWS": [f"arn:aws:iam::294048959147:role/{name}" for name in (
+        "customer-datalakes-prod-admin", "datalakes-aws-worker", "datalakes-customer-service")]}
     assert only_statement["Action"] == "sts:AssumeRole"
     assert only_statement["Condition"] == {"StringEquals": {"sts:ExternalId": ["my-workspace-id"]}}
+
+
+def test_an_eu_workspace_is_served_by_segments_eu_role():
+    from segment_data_lake import DataLakeConfigError, DataLakeRolesProps
+
+    stack = synth_small_lake("eu-workspace", sync_runner="segment", alerts=None, compaction_schedule_expression=None,
+                             access=DataLakeRolesProps(external_ids=["ws1"], segment_region="eu"))
+    [vendor] = [r for r in resources(stack, "aws_iam_role").values() if r["name"] == "SegmentDataLakeRole"]
+    assert policy(vendor, "assume_role_policy")["Statement"][0]["Principal"] == {"AWS": [SEGMENT_ROLE]}
+    with pytest.raises(DataLakeConfigError, match="unknown segment_region 'apac': use one of us, eu"):
+        DataLakeRolesProps(external_ids=["ws1"], segment_region="apac")
 
 
 def test_vendor_permissions_are_scoped(synthesized):

@@ -26,7 +26,7 @@ SUBNET = "subnet-0123456789abcdef0"
 
 
 def props(**overrides):
-    base = dict(bucket=DataLakeBucketProps(bucket_name="lake-bucket"),
+    base = dict(bucket=DataLakeBucketProps(bucket_name="lake-bucket", manage_lifecycle=True),
                 access=DataLakeRolesProps(external_ids=["ws1"]),
                 cluster=EmrClusterProps(subnet_id=SUBNET),
                 sources=[SegmentSource(source_id="abc123", slug="web")])
@@ -154,10 +154,10 @@ def test_extra_lifecycle_rule_ids_are_checked():
     from segment_data_lake.aws import S3BucketLifecycleConfigurationRule
 
     with pytest.raises(DataLakeConfigError, match="extra lifecycle rule id 'segment-stage-expiration' is used by the data lake"):
-        DataLakeBucketProps(bucket_name="lake-bucket", extra_lifecycle_rules=[
+        DataLakeBucketProps(bucket_name="lake-bucket", manage_lifecycle=True, extra_lifecycle_rules=[
             S3BucketLifecycleConfigurationRule(id="segment-stage-expiration", status="Enabled")])
     with pytest.raises(DataLakeConfigError, match="give every rule a unique non-empty 'id'"):
-        DataLakeBucketProps(bucket_name="lake-bucket", extra_lifecycle_rules=[
+        DataLakeBucketProps(bucket_name="lake-bucket", manage_lifecycle=True, extra_lifecycle_rules=[
             S3BucketLifecycleConfigurationRule(id="a", status="Enabled"),
             S3BucketLifecycleConfigurationRule(id="a", status="Enabled")])
 

@@ -9,7 +9,7 @@ from .data_lake import DataLakeOutputs, SegmentDataLake, SegmentDataLakeProps
 from .emr import BootstrapAction, DataLakeCluster, EmrClusterProps, ManagedScaling
 from .emr_security import EmrManagedSecurityGroups, EmrSecurity, EmrSecurityProps
 from .glue import GlueCatalog, GlueCatalogProps
-from .iam import SEGMENT_PRODUCTION_ROLE, DataLakeRoles, DataLakeRolesProps, ExistingIamResource
+from .iam import SEGMENT_PRINCIPALS, SEGMENT_PRODUCTION_ROLE, DataLakeRoles, DataLakeRolesProps, ExistingIamResource
 from .replay_cluster import ReplayCluster, ReplayClusterProps
 from .s3_destination import SEGMENT_S3_INTEGRATION_ROLE, SegmentS3Destination, SegmentS3DestinationProps
 from .schedule import SyncSchedules, SyncSchedulesProps
@@ -23,7 +23,7 @@ __all__ = [
     "DataLakeBucketProps", "DataLakeCluster", "DataLakeConfigError", "DataLakeOutputs", "DataLakeRoles",
     "DataLakeRolesProps", "EmrClusterProps", "EmrManagedSecurityGroups", "EmrSecurity", "EmrSecurityProps",
     "ExistingIamResource", "GlueCatalog", "GlueCatalogProps", "LakeBucket", "LakeBucketRef", "ManagedScaling",
-    "ReplayCluster", "ReplayClusterProps", "SEGMENT_PRODUCTION_ROLE", "SEGMENT_S3_INTEGRATION_ROLE",
+    "ReplayCluster", "ReplayClusterProps", "SEGMENT_PRINCIPALS", "SEGMENT_PRODUCTION_ROLE", "SEGMENT_S3_INTEGRATION_ROLE",
     "SegmentDataLake", "SegmentDataLakeProps", "SegmentS3Destination", "SegmentS3DestinationProps", "SegmentSource",
     "SyncSchedules", "SyncSchedulesProps", "TransientClusterProps", "TransientClusters", "WorkloadDelivery",
     "WorkloadDeliveryProps",

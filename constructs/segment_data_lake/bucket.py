@@ -45,6 +45,11 @@ class DataLakeBucketProps:
     :param create_bucket: create the bucket with secure defaults (public access
         block, default encryption, owner-enforced ownership, TLS-only policy,
         versioning). Default ``False``: use an existing bucket, as Segment's module does.
+    :param manage_lifecycle: give the bucket the lake's lifecycle rules (``segment-stage/`` expiry, aborted
+        multipart uploads, and ``extra_lifecycle_rules``). For an existing bucket this is a choice you must make:
+        True replaces every lifecycle rule the bucket has (S3 keeps one lifecycle configuration per bucket; the
+        plan shows the rules that go), False leaves them alone (then expire ``segment-stage/`` yourself). A created
+        bucket's are always managed.
     :param stage_expiration_days: days after which objects under ``segment-stage/`` expire.
     :param abort_incomplete_multipart_days: days after which incomplete multipart uploads are aborted.
     :param extra_lifecycle_rules: more ``S3BucketLifecycleConfigurationRule`` rules
@@ -60,6 +65,7 @@ class DataLakeBucketProps:
 
     bucket_name: str
     create_bucket: bool = False
+    manage_lifecycle: bool | None = None
     stage_expiration_days: int = 14
     abort_incomplete_multipart_days: int = 7
     extra_lifecycle_rules: Sequence[S3BucketLifecycleConfigurationRule] = ()
@@ -89,6 +95,16 @@ class DataLakeBucketProps:
         if self.kms_key_arn is not None and not self.create_bucket:
             validation.fail("kms_key_arn is set for an existing bucket: set the bucket's encryption yourself, "
                             "or set create_bucket=True")
+        if self.create_bucket and self.manage_lifecycle is False:
+            validation.fail(f"manage_lifecycle=False for bucket {self.bucket_name!r}, which this stack creates: a "
+                            f"created bucket gets the lake's lifecycle rules; remove manage_lifecycle")
+        if not self.create_bucket and self.manage_lifecycle is None:
+            validation.fail(f"bucket {self.bucket_name!r} exists already (create_bucket=False): set "
+                            f"manage_lifecycle=True to replace its lifecycle rules with the lake's, or False to leave "
+                            f"them as they are")
+        if self.manage_lifecycle is False and self.extra_lifecycle_rules:
+            validation.fail("extra_lifecycle_rules is set but manage_lifecycle is False: remove them, or set "
+                            "manage_lifecycle=True")
 
 
 class LakeBucket(Protocol):
@@ -134,7 +150,7 @@ class DataLakeBucket(Construct):
     Attributes: ``bucket_name``, ``bucket_arn`` (``arn:<partition>:s3:::<name>``), ``kms_key_arn``,
     ``bucket`` (the ``S3Bucket`` when created, else ``None``), ``policy`` (its ``S3BucketPolicy`` when created, else
     ``None``: a service that checks the bucket's policy when it is configured, such as a VPC flow log delivering to
-    the bucket, should depend on it), ``lifecycle``.
+    the bucket, should depend on it), ``lifecycle`` (``None`` with ``manage_lifecycle=False``).
     """
 
     def __init__(self, scope: Construct, id: str, *, props: DataLakeBucketProps, partition: str) -> None:
@@ -151,9 +167,10 @@ class DataLakeBucket(Construct):
         else:
             self.bucket_name = props.bucket_name
             self.bucket_arn = f"arn:{partition}:s3:::{props.bucket_name}"
-        self.lifecycle = S3BucketLifecycleConfiguration(
-            self, "Lifecycle", bucket=self.bucket_name, rule=self._lifecycle_rules(props),
-        )
+        self.lifecycle: S3BucketLifecycleConfiguration | None = None
+        if props.manage_lifecycle is not False:
+            self.lifecycle = S3BucketLifecycleConfiguration(
+                self, "Lifecycle", bucket=self.bucket_name, rule=self._lifecycle_rules(props))
 
     @staticmethod
     def from_bucket_name(bucket_name: str, *, partition: str | None = None,

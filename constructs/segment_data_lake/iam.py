@@ -15,7 +15,16 @@ from .aws import IamInstanceProfile, IamPolicy, IamRole, IamRolePolicyAttachment
 from .bucket import LakeBucket, arn_of
 from .tagging import with_vendor_tag
 
-SEGMENT_PRODUCTION_ROLE = "arn:aws:iam::595280932656:role/segment-datalakes-production-access"
+# The principals Segment's Data Lakes assume the vendor role as, by the region of the Segment workspace, as Segment's
+# manual-setup documentation gives them: a US workspace's three roles of account 294048959147, an EU workspace's one
+# role of account 595280932656 (the one Segment's Terraform module trusts).
+SEGMENT_PRINCIPALS = {
+    "us": ("arn:aws:iam::294048959147:role/customer-datalakes-prod-admin",
+           "arn:aws:iam::294048959147:role/datalakes-aws-worker",
+           "arn:aws:iam::294048959147:role/datalakes-customer-service"),
+    "eu": ("arn:aws:iam::595280932656:role/segment-datalakes-production-access",),
+}
+SEGMENT_PRODUCTION_ROLE = SEGMENT_PRINCIPALS["eu"][0]
 
 
 @dataclass(frozen=True)
@@ -24,8 +33,10 @@ class DataLakeRolesProps:
 
     :param external_ids: values the vendor must present as ``sts:ExternalId``
         (your Segment workspace id or ids). Required.
-    :param vendor_principals: IAM principals allowed to assume the vendor role
-        (default: Segment's production Data Lakes role).
+    :param segment_region: the region of your Segment workspace, ``"us"`` (default) or ``"eu"``: which of Segment's
+        principals may assume the vendor role (``SEGMENT_PRINCIPALS``).
+    :param vendor_principals: IAM principals allowed to assume the vendor role instead (default: Segment's
+        principals for ``segment_region``).
     :param name_suffix: appended to every role and policy name, e.g. ``-prod``.
     :param vendor_role: create the role Segment assumes to run syncs (only where Segment runs them:
         :class:`SegmentDataLake` sets it from ``sync_runner``).
@@ -40,7 +51,8 @@ class DataLakeRolesProps:
     """
 
     external_ids: Sequence[str]
-    vendor_principals: Sequence[str] = (SEGMENT_PRODUCTION_ROLE,)
+    segment_region: str = "us"
+    vendor_principals: Sequence[str] | None = None
     name_suffix: str = ""
     vendor_role: bool = False
     emr_service_role_name: str | None = None
@@ -48,9 +60,17 @@ class DataLakeRolesProps:
     emr_instance_profile_name: str | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
 
+    @property
+    def principals(self) -> list[str]:
+        """Who may assume the vendor role: ``vendor_principals``, or Segment's for ``segment_region``."""
+        chosen = self.vendor_principals
+        return list(SEGMENT_PRINCIPALS[self.segment_region] if chosen is None else chosen)
+
     def __post_init__(self) -> None:
         validation.external_ids(self.external_ids)
-        validation.principal_arns(self.vendor_principals, "vendor_principals")
+        validation.one_of(self.segment_region, SEGMENT_PRINCIPALS, "segment_region")
+        if self.vendor_principals is not None:
+            validation.principal_arns(self.vendor_principals, "vendor_principals")
         validation.name_suffix(self.name_suffix)
         validation.tags(self.tags)
         for name, value in (("emr_service_role_name", self.emr_service_role_name),
@@ -148,7 +168,7 @@ class DataLakeRoles(Construct):
         if props.vendor_role:
             self.vendor_role = self._role(
                 "VendorRole", "SegmentDataLakeRole", "vendor-trust",
-                {"vendor_principals": list(props.vendor_principals), "external_ids": list(props.external_ids)},
+                {"vendor_principals": props.principals, "external_ids": list(props.external_ids)},
                 "Assumed by Segment, with your workspace id as external id, to run syncs",
             )
             self.vendor_policy = self._attach(

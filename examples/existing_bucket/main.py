@@ -23,7 +23,7 @@ class ExistingBucketStack(TerraformStack):
         # state next to cdktf.json, by a relative path (terraform runs in cdktf.out/stacks/<stack>/)
         LocalBackend(self, path=f"../../../terraform.{id}.tfstate")
         self.lake = SegmentDataLake(self, "Lake", props=SegmentDataLakeProps(
-            bucket=DataLakeBucketProps(bucket_name="acme-segment-data-lake"),
+            bucket=DataLakeBucketProps(bucket_name="acme-segment-data-lake", manage_lifecycle=True),
             access=DataLakeRolesProps(external_ids=["acmeworkspace123"], name_suffix="-prod"),
             cluster=EmrClusterProps(subnet_id="subnet-0a1b2c3d4e5f60718"),
             sources=[SegmentSource(source_id="Kq8dV1bX2c", slug="acme_web")],

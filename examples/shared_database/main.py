@@ -23,7 +23,7 @@ class SharedDatabaseStack(TerraformStack):
         # state next to cdktf.json, by a relative path (terraform runs in cdktf.out/stacks/<stack>/)
         LocalBackend(self, path=f"../../../terraform.{id}.tfstate")
         self.lake = SegmentDataLake(self, "Lake", props=SegmentDataLakeProps(
-            bucket=DataLakeBucketProps(bucket_name="acme-segment-lake-eu"),
+            bucket=DataLakeBucketProps(bucket_name="acme-segment-lake-eu", manage_lifecycle=True),
             access=DataLakeRolesProps(external_ids=["acmeworkspace123"]),
             cluster=EmrClusterProps(subnet_id="subnet-0f1e2d3c4b5a69788"),
             sources=[
