@@ -1,7 +1,8 @@
 """The cdktf app: one stack with a Segment data lake, configured by environment variables.
 
     SEGMENT_LAKE_BUCKET       existing bucket name (created with SEGMENT_LAKE_CREATE_BUCKET=1)
-    SEGMENT_LAKE_MANAGE_LIFECYCLE  1 (default): the lake's lifecycle rules replace the existing bucket's; 0: left alone
+    SEGMENT_LAKE_MANAGE_LIFECYCLE  1: the lake's lifecycle rules replace the existing bucket's; 0: they are left
+                              alone (required with an existing SEGMENT_LAKE_BUCKET)
     SEGMENT_LAKE_SUBNET_ID    subnet of the EMR cluster
     SEGMENT_WORKSPACE_IDS     comma-separated Segment workspace ids (the external ids)
     SEGMENT_WORKSPACE_ID      the workspace of the sources, named in sync reports (needed with several ids)
@@ -45,6 +46,19 @@ def sources_from(text: str) -> list[SegmentSource]:
     return [SegmentSource(source_id=source_id.strip(), slug=slug.strip()) for source_id, slug in pairs]
 
 
+def manage_lifecycle(env: dict[str, str]) -> bool | None:
+    """Whether the lake's lifecycle rules replace an existing bucket's: the user's choice (the placeholder bucket's
+    are managed, so that the stack synthesizes out of the box)."""
+    if env.get("SEGMENT_LAKE_CREATE_BUCKET") == "1":
+        return None
+    chosen = env.get("SEGMENT_LAKE_MANAGE_LIFECYCLE")
+    if chosen is None and "SEGMENT_LAKE_BUCKET" in env:
+        raise SystemExit(f"SEGMENT_LAKE_BUCKET={env['SEGMENT_LAKE_BUCKET']} exists already: set "
+                         f"SEGMENT_LAKE_MANAGE_LIFECYCLE=1 to replace its lifecycle rules with the lake's, or 0 to "
+                         f"leave them")
+    return chosen != "0"
+
+
 class DataLakeStack(TerraformStack):
     def __init__(self, scope: Construct, id: str, env: dict[str, str]) -> None:
         super().__init__(scope, id)
@@ -54,9 +68,7 @@ class DataLakeStack(TerraformStack):
         self.lake = SegmentDataLake(self, "SegmentDataLake", props=SegmentDataLakeProps(
             bucket=DataLakeBucketProps(bucket_name=env.get("SEGMENT_LAKE_BUCKET", "my-company-segment-data-lake"),
                                        create_bucket=env.get("SEGMENT_LAKE_CREATE_BUCKET") == "1",
-                                       # an existing bucket's lifecycle rules are replaced by the lake's unless 0
-                                       manage_lifecycle=(None if env.get("SEGMENT_LAKE_CREATE_BUCKET") == "1" else
-                                                         env.get("SEGMENT_LAKE_MANAGE_LIFECYCLE", "1") == "1")),
+                                       manage_lifecycle=manage_lifecycle(env)),
             access=DataLakeRolesProps(external_ids=env.get("SEGMENT_WORKSPACE_IDS", "my-workspace-id").split(","),
                                       name_suffix=env.get("SEGMENT_LAKE_SUFFIX", ""),
                                       segment_region=env.get("SEGMENT_REGION", "us")),

@@ -12,8 +12,9 @@ the no-sync alarm fires is proven here, from its synthesized definition, under t
 - The alarm is in ALARM when ``datapoints_to_alarm`` of the judged data points breach.
 
 The size of the evaluation range is not a fixed rule of CloudWatch's documentation, so callers judge every size
-from ``evaluation_periods`` up. Metric math: ``FILL(m, value)`` gives every period of the range ``value`` where
-``m`` has none; a metric with no data point at all in the range gives none (the least CloudWatch promises).
+from ``evaluation_periods`` up. The alarm is judged at the ends of its periods, on whole periods: CloudWatch's
+handling of a period still filling is not modelled. Metric math: ``FILL(m, value)`` gives every period of the range
+``value`` where ``m`` has none; a metric with no data point at all in the range gives none (the least CloudWatch promises).
 """
 from __future__ import annotations
 

@@ -200,8 +200,8 @@ def unreachable(stack: dict, cluster: ClusterNetwork) -> list[str]:
                 ok = bool(out and back)
             if not ok:
                 problems.append(f"{cluster.where}: the {role} nodes cannot reach {service} on {HTTPS} ({kind})")
-    for source, targets in (("master", cluster.core_task), ("core/task", cluster.master),
-                            ("core/task", cluster.core_task)):
+    for source, targets in (("master", cluster.core_task), ("master", cluster.master),
+                            ("core/task", cluster.master), ("core/task", cluster.core_task)):
         groups = cluster.master if source == "master" else cluster.core_task
         if not may_open(egress, groups, "-1", None, group_in=targets[:1]):
             problems.append(f"{cluster.where}: the {source} nodes cannot open every port to {targets[0]}")

@@ -209,11 +209,11 @@ def _run(source_id: str, finished_at: float, *, replay: bool = False) -> list[di
 
 
 def _syncs(source_id: str, interval: int, until: float, seed: int = 7) -> tuple[list[dict], float]:
-    """Scheduled syncs every ``interval`` seconds from an odd start, each taking 2-50 minutes, until ``until``; and
-    when the last one finished."""
+    """Scheduled syncs every ``interval`` seconds from an odd start, each taking 2% to 40% of the interval, until
+    ``until``; and when the last one finished."""
     rng, data, finished, start = random.Random(seed), [], 0.0, 1234.0
     while start < until:
-        finished = start + rng.uniform(120, 3000)
+        finished = start + rng.uniform(0.02, 0.4) * interval
         data += _run(source_id, finished)
         start += interval
     return data, finished
@@ -225,12 +225,19 @@ def _states(alarm: Alarm, data: list[dict], start: float, end: float, range_peri
     return [(now - T0, alarm.state(data, now, range_periods)) for now in range(first, int(T0 + end), alarm.period)]
 
 
-def _alarms(synthesized) -> list[tuple[Alarm, str, int]]:
-    """Each alarm of the main stack (rate(2 hours)) and examples/complete (rate(1 hour)): with its source, its
-    schedule's interval and its window (three intervals)."""
+@pytest.fixture(scope="module")
+def twenty_minutes() -> dict:
+    """A lake synced every 20 minutes: a window of one hour, in periods of 20 minutes."""
+    return synth_small_lake("twenty-minutes", schedule_expression="rate(20 minutes)")
+
+
+def _alarms(synthesized, twenty_minutes) -> list[tuple[Alarm, str, int]]:
+    """Each alarm of the main stack (rate(2 hours)), examples/complete (rate(1 hour)) and a lake synced every 20
+    minutes: with its source and its schedule's interval (the window is three intervals)."""
     found = []
-    for stack, interval in (("segment-data-lake", 2 * HOUR), ("complete", HOUR)):
-        for config in resources(synthesized.stacks[stack], "aws_cloudwatch_metric_alarm").values():
+    for stack, interval in ((synthesized.stacks["segment-data-lake"], 2 * HOUR),
+                            (synthesized.stacks["complete"], HOUR), (twenty_minutes, HOUR // 3)):
+        for config in resources(stack, "aws_cloudwatch_metric_alarm").values():
             alarm = Alarm.of(config)
             found.append((alarm, alarm.dimensions[METRICS_DIMENSION], interval))
     return found
@@ -240,18 +247,18 @@ def _ranges(alarm: Alarm) -> range:
     return range(alarm.evaluation_periods, 3 * alarm.evaluation_periods + 6)
 
 
-def test_the_no_sync_alarm_stays_ok_while_syncs_finish(synthesized):
-    for alarm, source, interval in _alarms(synthesized):
+def test_the_no_sync_alarm_stays_ok_while_syncs_finish(synthesized, twenty_minutes):
+    for alarm, source, interval in _alarms(synthesized, twenty_minutes):
         data, _ = _syncs(source, interval, 4 * 86400)
         for range_periods in _ranges(alarm):
             states = _states(alarm, data, 4 * HOUR, 4 * 86400, range_periods)
             assert {state for _, state in states} == {"OK"}, (source, range_periods)
 
 
-def test_the_no_sync_alarm_fires_within_a_window_and_a_period_of_the_last_sync(synthesized):
+def test_the_no_sync_alarm_fires_within_a_window_and_a_period_of_the_last_sync(synthesized, twenty_minutes):
     """Whatever came before: two days of regular syncs, then none; not before the window (less a period) has
     passed, as a slow sync must not page anyone."""
-    for alarm, source, interval in _alarms(synthesized):
+    for alarm, source, interval in _alarms(synthesized, twenty_minutes):
         window = 3 * interval
         data, last = _syncs(source, interval, 2 * 86400)
         for range_periods in _ranges(alarm):
@@ -261,15 +268,15 @@ def test_the_no_sync_alarm_fires_within_a_window_and_a_period_of_the_last_sync(s
             assert late and set(late) == {"ALARM"}, (source, range_periods, states)
 
 
-def test_a_source_that_never_synced_alarms_at_once(synthesized):
-    for alarm, _, _ in _alarms(synthesized):
+def test_a_source_that_never_synced_alarms_at_once(synthesized, twenty_minutes):
+    for alarm, _, _ in _alarms(synthesized, twenty_minutes):
         for range_periods in _ranges(alarm):
             assert {state for _, state in _states(alarm, [], 0, 86400, range_periods)} == {"ALARM"}
 
 
-def test_a_replay_does_not_hide_a_schedule_that_stopped(synthesized):
+def test_a_replay_does_not_hide_a_schedule_that_stopped(synthesized, twenty_minutes):
     """A replay writes its own outcome (ReplaysFinished): the alarm fires as if it had not run."""
-    for alarm, source, interval in _alarms(synthesized):
+    for alarm, source, interval in _alarms(synthesized, twenty_minutes):
         window = 3 * interval
         data, last = _syncs(source, interval, 2 * 86400)
         data += _run(source, last + window / 2, replay=True)

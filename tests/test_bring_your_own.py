@@ -56,7 +56,7 @@ def test_bringing_needs_names_and_the_profiles_role():
     with pytest.raises(DataLakeConfigError, match="invalid cluster_kms_key_arn 'alias/platform': use the key's ARN"):
         EmrClusterProps(subnet_id="subnet-0a1b2c3d", cluster_kms_key_arn="alias/platform")
     with pytest.raises(DataLakeConfigError, match="security groups sg-0a1b2c3d, sg-0a1b2c3d and sg-0a1b2c3e are not "
-                                                  "three groups"):
+                                                  "3 groups"):
         EmrManagedSecurityGroups(master="sg-0a1b2c3d", core_task="sg-0a1b2c3d", service_access="sg-0a1b2c3e")
     with pytest.raises(DataLakeConfigError, match="managed_security_groups .* is not an EmrManagedSecurityGroups"):
         EmrClusterProps(subnet_id="subnet-0a1b2c3d", managed_security_groups=("sg-0a1b2c3d",))

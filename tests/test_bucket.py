@@ -120,3 +120,16 @@ def test_standalone_bucket_with_extra_rules_and_kms():
         "sse_algorithm": "aws:kms", "kms_master_key_id": "arn:aws:kms:us-east-1:123456789012:key/abc"}
     assert by_default["bucket_key_enabled"] is True
     assert bucket.bucket is not None and bucket.lifecycle is not None
+
+
+def test_main_py_asks_for_the_choice_when_it_is_given_a_bucket():
+    from conftest import REPO, load_module
+
+    app = load_module(REPO / "main.py", "main_for_the_lifecycle_choice")
+    with pytest.raises(SystemExit, match="SEGMENT_LAKE_BUCKET=acme-lake exists already: set "
+                                         "SEGMENT_LAKE_MANAGE_LIFECYCLE=1 to replace its lifecycle rules"):
+        app.manage_lifecycle({"SEGMENT_LAKE_BUCKET": "acme-lake"})
+    assert app.manage_lifecycle({"SEGMENT_LAKE_BUCKET": "acme-lake", "SEGMENT_LAKE_MANAGE_LIFECYCLE": "0"}) is False
+    assert app.manage_lifecycle({"SEGMENT_LAKE_BUCKET": "acme-lake", "SEGMENT_LAKE_MANAGE_LIFECYCLE": "1"}) is True
+    assert app.manage_lifecycle({}) is True  # main.py's placeholder bucket, so that it synthesizes out of the box
+    assert app.manage_lifecycle({"SEGMENT_LAKE_CREATE_BUCKET": "1", "SEGMENT_LAKE_BUCKET": "acme-lake"}) is None

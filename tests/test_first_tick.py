@@ -5,7 +5,8 @@ cluster starts bootstrapping as soon as it is created.
 
 What each uses: the policy attachments of the roles it runs as (the scheduler's role; the EMR service role; the
 nodes' role, through their instance profile), the rules of its security groups, the lake bucket's policy, Lake
-Formation's registration of the bucket and its grants to those roles (the keys' policies are part of the keys)."""
+Formation's registration of the bucket (and its role's policy) and its grants to those roles (the keys' policies are
+part of the keys)."""
 import json
 import re
 
@@ -66,7 +67,12 @@ def used(stack: dict, roles: set[str], groups: set[str], syncs: bool, config: st
     if syncs:
         needed |= {f"aws_s3_bucket_policy.{name}" for name, policy in resources(stack, "aws_s3_bucket_policy").items()
                    if policy["bucket"] in config}
-        needed |= {f"aws_lakeformation_resource.{name}" for name in resources(stack, "aws_lakeformation_resource")}
+        locations = resources(stack, "aws_lakeformation_resource")
+        needed |= {f"aws_lakeformation_resource.{name}" for name in locations}
+        registration_roles = {_ref(location.get("role_arn", "")) for location in locations.values()}
+        needed |= {f"aws_iam_role_policy_attachment.{name}" for name, attachment in
+                   resources(stack, "aws_iam_role_policy_attachment").items()
+                   if _ref(attachment["role"]) in registration_roles}
         needed |= {f"aws_lakeformation_permissions.{name}" for name, grant in
                    resources(stack, "aws_lakeformation_permissions").items() if _ref(grant["principal"]) in roles}
     return needed

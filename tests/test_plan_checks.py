@@ -1,6 +1,7 @@
 """Set-up mistakes that `terraform plan` catches, each with one line naming the fix, instead of the first cluster
-failing to start: a subnet without the tag AmazonEMRServicePolicy_v2 needs, and a subnet whose routes say otherwise
-than ``private_subnet``. Planned against moto's server (moto_gaps.py), with the subnets made there as a user's."""
+failing to start: a subnet or a brought security group without the tag AmazonEMRServicePolicy_v2 needs, and a subnet
+whose routes (its own table's, or the VPC's main table's) say otherwise than ``private_subnet``. Planned against
+moto's server (moto_gaps.py), with the subnets and groups made there as a user's."""
 from __future__ import annotations
 
 import json
@@ -18,22 +19,28 @@ REGION = "us-east-1"
 EMR_TAG = {"Key": "for-use-with-amazon-emr-managed-policies", "Value": "true"}
 
 
-def subnet(ec2, *, tagged: bool, to_internet: bool) -> str:
-    """A subnet of a VPC of its own; ``to_internet``: its route table routes to an internet gateway."""
+def subnet(ec2, *, tagged: bool, to_internet: str | None) -> tuple[str, str]:
+    """A subnet of a VPC of its own, and the VPC; ``to_internet``: which route table routes to an internet gateway,
+    ``"own"`` (a table of the subnet's) or ``"main"`` (the VPC's main table, which the subnet then uses)."""
     vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
     tags = [{"ResourceType": "subnet", "Tags": [EMR_TAG]}] if tagged else []
     subnet_id = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.1.0/24", TagSpecifications=tags)["Subnet"]["SubnetId"]
     if to_internet:
         gateway = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
         ec2.attach_internet_gateway(InternetGatewayId=gateway, VpcId=vpc)
-        table = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+        if to_internet == "own":
+            table = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+            ec2.associate_route_table(RouteTableId=table, SubnetId=subnet_id)
+        else:
+            [main] = ec2.describe_route_tables(Filters=[{"Name": "vpc-id", "Values": [vpc]},
+                                                        {"Name": "association.main", "Values": ["true"]}])["RouteTables"]
+            table = main["RouteTableId"]
         ec2.create_route(RouteTableId=table, DestinationCidrBlock="0.0.0.0/0", GatewayId=gateway)
-        ec2.associate_route_table(RouteTableId=table, SubnetId=subnet_id)
-    return subnet_id
+    return subnet_id, vpc
 
 
-def synth_security(folder: Path, subnet_id: str, private: bool) -> Path:
-    """The cluster's security pieces alone (EmrSecurity), synthesized for ``subnet_id``."""
+def synth_security(folder: Path, subnet_id: str, private: bool, groups=None) -> Path:
+    """The cluster's security pieces alone (EmrSecurity), synthesized for ``subnet_id`` (and brought ``groups``)."""
     from cdktf import App, TerraformStack
 
     from segment_data_lake import EmrSecurity, EmrSecurityProps
@@ -42,7 +49,8 @@ def synth_security(folder: Path, subnet_id: str, private: bool) -> Path:
     app = App(outdir=str(folder))
     stack = TerraformStack(app, "security")
     AwsProvider(stack, "aws", region=REGION)
-    EmrSecurity(stack, "Security", props=EmrSecurityProps(subnet_id=subnet_id, private_subnet=private))
+    EmrSecurity(stack, "Security", props=EmrSecurityProps(subnet_id=subnet_id, private_subnet=private,
+                                                          managed_security_groups=groups))
     app.synth()
     return folder / "stacks" / "security"
 
@@ -57,14 +65,32 @@ def plan(stack_dir: Path, endpoint: str) -> subprocess.CompletedProcess:
                           text=True, timeout=300)
 
 
-CASES = {  # name: (subnet tagged, routes to the internet, private_subnet, what the plan says or None: it passes)
-    "untagged": (False, False, True, "The cluster's subnet lacks the tag for-use-with-amazon-emr-managed-policies=true"),
-    "public-said-private": (True, True, True, "routes to an internet gateway, so it is public: set private_subnet=False"),
-    "private-said-public": (True, False, False, "has no route to an internet gateway, so it is private: set "
-                                                "private_subnet=True"),
-    "public": (True, True, False, None),
-    "private": (True, False, True, None),
+PUBLIC_SAID_PRIVATE = "routes to an internet gateway, so it is public: set private_subnet=False"
+CASES = {  # name: (subnet tagged, which table routes to the internet, private_subnet, groups brought (tagged or not),
+    # what the plan says or None: it passes)
+    "untagged": (False, None, True, None, "The cluster's subnet lacks the tag for-use-with-amazon-emr-managed-policies"),
+    "public-said-private": (True, "own", True, None, PUBLIC_SAID_PRIVATE),
+    "main-table-public-said-private": (True, "main", True, None, PUBLIC_SAID_PRIVATE),
+    "private-said-public": (True, None, False, None, "has no route to an internet gateway, so it is private: set "
+                                                     "private_subnet=True"),
+    "public": (True, "own", False, None, None),
+    "private": (True, None, True, None, None),
+    "brought-groups-untagged": (True, None, True, False, "The brought core_task security group lacks the tag "
+                                                         "for-use-with-amazon-emr-managed-policies=true"),
+    "brought-groups": (True, None, True, True, None),
 }
+
+
+def groups(ec2, vpc: str, tagged: bool):
+    """Three groups of the VPC, brought as the cluster's; the core/task one untagged unless ``tagged``."""
+    from segment_data_lake import EmrManagedSecurityGroups
+
+    made = {}
+    for role in ("master", "core_task", "service_access"):
+        tags = [{"ResourceType": "security-group", "Tags": [EMR_TAG]}] if tagged or role != "core_task" else []
+        made[role] = ec2.create_security_group(GroupName=f"emr-{role}", Description=role, VpcId=vpc,
+                                               TagSpecifications=tags)["GroupId"]
+    return EmrManagedSecurityGroups(**made)
 
 
 def test_the_plan_refuses_a_subnet_emr_cannot_use(tmp_path):
@@ -73,11 +99,14 @@ def test_the_plan_refuses_a_subnet_emr_cannot_use(tmp_path):
     with moto_server(tmp_path / "moto.log") as endpoint:
         ec2 = boto3.client("ec2", region_name=REGION, endpoint_url=endpoint, aws_access_key_id="testing",
                            aws_secret_access_key="testing")
-        folders = {name: synth_security(tmp_path / name, subnet(ec2, tagged=tagged, to_internet=internet), private)
-                   for name, (tagged, internet, private, _) in CASES.items()}
+        folders = {}
+        for name, (tagged, internet, private, tagged_groups, _) in CASES.items():
+            subnet_id, vpc = subnet(ec2, tagged=tagged, to_internet=internet)
+            brought = None if tagged_groups is None else groups(ec2, vpc, tagged_groups)
+            folders[name] = synth_security(tmp_path / name, subnet_id, private, brought)
         with ThreadPoolExecutor(len(CASES)) as pool:
             results = dict(zip(folders, pool.map(lambda folder: plan(folder, endpoint), folders.values()), strict=True))
-    for name, (_, _, _, message) in CASES.items():
+    for name, (*_, message) in CASES.items():
         result = results[name]
         said = " ".join((result.stdout + result.stderr).split())
         if message is None:

@@ -9,15 +9,19 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from constructs import Construct
 
-import segment_lake_contract as contract
-from segment_lake_contract import METRICS_DIMENSION, METRICS_NAMESPACE, SYNCS_FINISHED
+from segment_lake_contract import (
+    METRICS_DIMENSION,
+    METRICS_NAMESPACE,
+    SYNCS_FINISHED,
+    replay_cluster_prefix,
+    step_name_end,
+)
 
 from . import policy_documents, validation
 from .account import AwsAccount
@@ -42,8 +46,9 @@ _SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
 # CloudWatch evaluates an alarm over at most 7 days (1 day for a period under an hour)
 _LONGEST_WINDOW_SECONDS = 7 * 86400
 _SHORT_PERIODS_WINDOW_SECONDS = 86400
-# the no-sync alarm's period: an hour, or the largest divisor of an hour that divides the window evenly
+# the no-sync alarm's period: at most an hour, and at least three to a window
 _LONGEST_PERIOD_SECONDS = 3600
+_FEWEST_PERIODS = 3
 # the window of a schedule with no fixed interval (cron, at) unless stale_after_minutes says otherwise
 CRON_WINDOW_MINUTES = 1440
 EVENT_PATTERN_CHARACTERS = 2048  # EventBridge's default quota
@@ -101,8 +106,12 @@ class DataLakeAlertsProps:
 
 
 def alarm_period_seconds(window_seconds: int) -> int:
-    """The period of the no-sync alarm: an hour, or the largest divisor of an hour that divides the window."""
-    return math.gcd(window_seconds, _LONGEST_PERIOD_SECONDS)
+    """The period of the no-sync alarm: the longest of whole minutes, at most an hour, that divides the window into
+    at least three periods (a window of one period would alarm at the first clock hour without a sync, however
+    recent the last one)."""
+    fits = [p for p in range(60, _LONGEST_PERIOD_SECONDS + 1, 60)
+            if window_seconds % p == 0 and window_seconds // p >= _FEWEST_PERIODS]
+    return max(fits, default=60)
 
 
 class DataLakeAlerts(Construct):
@@ -110,7 +119,8 @@ class DataLakeAlerts(Construct):
     clusters to it (``replay``'s clusters too), and each source's alarm for syncs that stopped finishing (from the
     metrics each sync writes in the ``SegmentDataLake`` namespace), which publishes its changes (alarm and OK) to it.
 
-    The alarm sums the source's ``SyncsFinished`` in periods of an hour (or less, to divide the window evenly), fills
+    The alarm sums the source's ``SyncsFinished`` in periods of an hour (or less: whole minutes that divide the window
+    into at least three), fills
     the periods without one with 0 (``FILL``), and fires when every period of the window is 0: between one period
     before and one period after the window has passed since the last finished sync. Without the filling, CloudWatch
     would judge the most recent periods that hold a data point, however old, and a source that stopped syncing would
@@ -143,8 +153,8 @@ class DataLakeAlerts(Construct):
 
         # each step of the lake ends its name with its source's id; whole names would outgrow an event pattern's
         # 2,048 characters at a dozen sources
-        steps = [{"suffix": contract.step_name_end(source.source_id)} for source in sources]
-        replays = [{"prefix": contract.replay_cluster_prefix(replay.props.name)}] if replay else []
+        steps = [{"suffix": step_name_end(source.source_id)} for source in sources]
+        replays = [{"prefix": replay_cluster_prefix(replay.props.name)}] if replay else []
         if isinstance(cluster, TransientClusters):
             clusters = {"name": [cluster.cluster_name("sync"), cluster.cluster_name("compact"), *replays]}
         elif replays:

@@ -45,6 +45,7 @@ PROVIDER = {
     "data_aws_partition": ("DataAwsPartition",),
     "data_aws_region": ("DataAwsRegion",),
     "data_aws_route_tables": ("DataAwsRouteTables", "DataAwsRouteTablesFilter",),
+    "data_aws_security_group": ("DataAwsSecurityGroup",),
     "data_aws_subnet": ("DataAwsSubnet",),
     "default_security_group": ("DefaultSecurityGroup",),
     "emr_cluster": (

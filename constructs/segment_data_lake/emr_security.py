@@ -12,6 +12,7 @@ from .account import AwsAccount
 from .aws import (
     DataAwsRouteTables,
     DataAwsRouteTablesFilter,
+    DataAwsSecurityGroup,
     DataAwsSubnet,
     EmrSecurityConfiguration,
     KmsKey,
@@ -45,8 +46,8 @@ def security_configuration_document(cluster_key_arn: str, in_transit_certificate
     }
 
 
-# Every AWS API the nodes call (S3, Glue, STS, KMS, CloudWatch, CloudWatch Logs, EMR) answers on HTTPS, through a NAT
-# gateway, an S3 gateway endpoint or interface endpoints in the VPC.
+# Every AWS API the nodes call (S3, Glue, STS, KMS, CloudWatch, EMR) answers on HTTPS, through a NAT gateway, an S3
+# gateway endpoint or interface endpoints in the VPC.
 HTTPS = 443
 # EMR's ports between the service-access group and the nodes in a private subnet (EMR's managed group rules)
 SERVICE_ACCESS_TO_NODES = 8443
@@ -73,14 +74,19 @@ class EmrManagedSecurityGroups:
     service_access: str | None = None
 
     def __post_init__(self) -> None:
-        groups = [self.master, self.core_task, *([self.service_access] if self.service_access is not None else [])]
-        for role, group in zip(("master", "core_task", "service_access"), groups, strict=False):
+        groups = self.by_role()
+        for role, group in groups.items():
             validation.matches(group, r"sg-[0-9a-f]{8,17}", f"{role} security group id",
                                "use the id of an existing security group, like sg-0123456789abcdef0")
-        if len(set(groups)) < len(groups):
-            listed = f"{', '.join(groups[:-1])} and {groups[-1]}"
-            validation.fail(f"the EMR-managed security groups {listed} are not {['two', 'three'][len(groups) - 2]} "
-                            f"groups: bring one group for each role")
+        if len(set(groups.values())) < len(groups):
+            *first, last = groups.values()
+            validation.fail(f"the EMR-managed security groups {', '.join(first)} and {last} are not "
+                            f"{len(groups)} groups: bring one group for each role")
+
+    def by_role(self) -> dict[str, str]:
+        """Each brought group by its role (no service access in a public subnet)."""
+        roles = {"master": self.master, "core_task": self.core_task, "service_access": self.service_access}
+        return {role: group for role, group in roles.items() if group is not None}
 
 
 @dataclass(frozen=True)
@@ -104,10 +110,12 @@ class EmrSecurityProps:
     :param managed_security_groups: existing EMR-managed security groups, brought instead of created (default:
         new groups whose outbound rules allow HTTPS to ``https_egress_cidr_blocks`` and traffic within the cluster;
         EMR adds the inbound rules it needs).
-    :param https_egress_cidr_blocks: where the created groups let the nodes open HTTPS connections: the AWS
-        services' public addresses behind a NAT gateway, the S3 gateway endpoint's prefix list and interface
-        endpoints' addresses in the VPC (default ``0.0.0.0/0``; with only VPC endpoints, the VPC's CIDR and S3's
-        prefix-list ranges would do, but the list changes under you).
+    :param https_egress_cidr_blocks: IPv4 CIDR blocks to which the created groups let the nodes open HTTPS
+        connections: they must hold the AWS services' public addresses behind a NAT gateway, S3's addresses behind
+        its gateway endpoint and the interface endpoints' addresses in the VPC (default ``0.0.0.0/0``; with interface
+        endpoints for everything but S3, the VPC's CIDR and S3's published ranges would do, but those change). Only
+        HTTPS leaves the VPC: a bootstrap action or application that downloads over HTTP, or reaches a database
+        outside, needs a rule of yours (``additional_*_security_group_ids``).
     :param tags: tags of the key and groups; ``vendor=segment`` is always added.
     """
 
@@ -160,6 +168,14 @@ class EmrSecurityProps:
         validation.tags(self.tags)
 
 
+def _needs_emr_tag(what: str, otherwise: str) -> TerraformResourceLifecycle:
+    """A data source's postcondition: the object it reads carries the tag AmazonEMRServicePolicy_v2 needs."""
+    tag, value = next(iter(EMR_MANAGED_POLICY_TAG.items()))
+    return TerraformResourceLifecycle(postcondition=[Postcondition(
+        condition=f'${{lookup(self.tags, "{tag}", "") == "{value}"}}',
+        error_message=f"{what} lacks the tag {tag}={value}, without which AmazonEMRServicePolicy_v2 {otherwise}.")])
+
+
 class EmrSecurity(Construct):
     """KMS key for local disks and S3 writes, the EMR security configuration and the EMR-managed security groups
     (master, core/task and, in a private subnet, service access). The created groups get outbound rules only
@@ -199,15 +215,15 @@ class EmrSecurity(Construct):
                                                                          props.in_transit_certificate_s3_uri)),
             )
             self.security_configuration_name = self.security_configuration.name
-        tag, value = next(iter(EMR_MANAGED_POLICY_TAG.items()))
-        self.subnet = DataAwsSubnet(self, "Subnet", id=props.subnet_id, lifecycle=TerraformResourceLifecycle(
-            postcondition=[Postcondition(
-                condition=f'${{lookup(self.tags, "{tag}", "") == "{value}"}}',
-                error_message=f"The cluster's subnet lacks the tag {tag}={value}, without which "
-                              f"AmazonEMRServicePolicy_v2 starts no cluster in it: tag the subnet.")]))
+        self.subnet = DataAwsSubnet(self, "Subnet", id=props.subnet_id, lifecycle=_needs_emr_tag(
+            "The cluster's subnet", "starts no cluster in it: tag the subnet"))
         self.vpc_id = self.subnet.vpc_id
-        self._check_subnet_kind(props.subnet_id, props.private_subnet)
+        if not validation.is_token(props.subnet_id):
+            # a subnet made in this stack is read before its route table's association exists: not judged
+            self._check_subnet_kind(props.subnet_id, props.private_subnet)
         brought = props.managed_security_groups
+        if brought is not None:
+            self._check_brought_tags(brought)
         self.master_security_group, self.core_task_security_group, self.service_access_security_group = (None,) * 3
         self.network_rules: list[VpcSecurityGroupEgressRule | VpcSecurityGroupIngressRule] = []
         if brought is None:
@@ -225,6 +241,13 @@ class EmrSecurity(Construct):
         self.service_access_security_group_id = (brought.service_access if brought else
                                                  self.service_access_security_group.id
                                                  if self.service_access_security_group else None)
+
+    def _check_brought_tags(self, brought: EmrManagedSecurityGroups) -> None:
+        """The plan fails on a brought group without the tag AmazonEMRServicePolicy_v2 needs (its rules, the stack
+        cannot read: ``EmrManagedSecurityGroups``)."""
+        for role, group in brought.by_role().items():
+            DataAwsSecurityGroup(self, f"Brought-{role}", id=group, lifecycle=_needs_emr_tag(
+                f"The brought {role} security group", "may not add the rules the cluster needs to it: tag the group"))
 
     def _check_subnet_kind(self, subnet_id: str, private: bool) -> None:
         """The plan fails when ``private_subnet`` says otherwise than the subnet's routes: a subnet is public when its

@@ -55,7 +55,8 @@ class GlueCatalogProps:
         roles' ``DATA_LOCATION_ACCESS`` grants need. False when the whole bucket is registered already.
     :param registration_role_arn: the role Lake Formation assumes to read and write the registered bucket for
         the principals it vends credentials to (Athena's queries of an opted-in principal, EMR). Default: a new
-        role, ``SegmentDataLakeLakeFormationRole<suffix>``, that Lake Formation alone may assume, which may read and
+        role, ``SegmentDataLakeLakeFormationRole<suffix>``, that Lake Formation (and Glue, as Lake Formation's
+        documentation asks) may assume, which may read and
         write ``segment-data/`` and use the lake's keys (not the service-linked role: Lake Formation's
         documentation asks for a role of your own for locations encrypted with a customer managed KMS key, as every
         file the cluster writes is, and for locations EMR reads). A brought role needs the same, and whoever

@@ -24,7 +24,7 @@ SEGMENT_PRINCIPALS = {
            "arn:aws:iam::294048959147:role/datalakes-customer-service"),
     "eu": ("arn:aws:iam::595280932656:role/segment-datalakes-production-access",),
 }
-SEGMENT_PRODUCTION_ROLE = SEGMENT_PRINCIPALS["eu"][0]
+SEGMENT_PRODUCTION_ROLE = SEGMENT_PRINCIPALS["eu"][0]  # the EU workspaces' principal (the default before segment_region)
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,7 @@ class ReplayCluster(Construct):
         for source in sources:
             command = sync_command(source, bucket_name, account.region, workspace_id, command="replay")
             steps[source.source_id] = (source.slug, {
+                # replay-on-emr names the step again, with its window
                 "Name": contract.step_name("replay", source.slug, source.source_id),
                 # the cluster exists for this step only
                 "ActionOnFailure": "TERMINATE_CLUSTER",

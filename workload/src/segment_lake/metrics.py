@@ -16,8 +16,9 @@ from segment_lake_contract import (
 
 from .report import RunResult
 
-# CloudWatch metric -> (the run's figure, its unit); a replay's outcome is counted as ReplaysFinished/ReplaysFailed
+# a replay's outcome is counted as ReplaysFinished/ReplaysFailed
 OUTCOMES = {SYNCS_FINISHED: REPLAYS_FINISHED, SYNCS_FAILED: REPLAYS_FAILED}
+# CloudWatch metric -> (the run's figure, its unit)
 FIGURES: dict[str, tuple[Callable[[RunResult], float], str]] = {
     SYNCS_FINISHED: (lambda run: int(run.status == "finished"), "Count"),
     SYNCS_FAILED: (lambda run: int(run.status != "finished"), "Count"),
