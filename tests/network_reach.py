@@ -48,17 +48,24 @@ class Rule:
 
 @dataclass(frozen=True)
 class ClusterNetwork:
-    """The groups of a cluster's nodes, as a request or a cluster resource names them."""
+    """The groups of a cluster's nodes, and the roles it runs as, as a request or a cluster resource names them
+    (addresses such as ``aws_security_group.x``, or the ids and names of what is brought)."""
 
     where: str
     subnet: str
     master: tuple[str, ...]
     core_task: tuple[str, ...]
     service_access: str | None
+    service_role: str
+    instance_profile: str
+
+    @property
+    def groups(self) -> set[str]:
+        return {*self.master, *self.core_task, *filter(None, [self.service_access])}
 
     @property
     def brought(self) -> list[str]:
-        return [g for g in (*self.master, *self.core_task, self.service_access) if g and not g.startswith("aws_")]
+        return [g for g in self.groups if not g.startswith("aws_")]
 
 
 def address(value: str) -> str:
@@ -81,7 +88,8 @@ def clusters(stack: dict) -> list[ClusterNetwork]:
             f"aws_emr_cluster.{name}", ec2["subnet_id"],
             (address(ec2["emr_managed_master_security_group"]), *extra("additional_master_security_groups")),
             (address(ec2["emr_managed_slave_security_group"]), *extra("additional_slave_security_groups")),
-            address(ec2["service_access_security_group"]) if ec2.get("service_access_security_group") else None))
+            address(ec2["service_access_security_group"]) if ec2.get("service_access_security_group") else None,
+            address(cluster["service_role"]), address(ec2["instance_profile"])))
     requests = [(f"aws_scheduler_schedule.{name}", json.loads(schedule["target"]["input"]))
                 for name, schedule in resources(stack, "aws_scheduler_schedule").items()]
     requests += [(f"aws_s3_object.{name}", json.loads(item["content"])["run_job_flow"])
@@ -96,7 +104,8 @@ def clusters(stack: dict) -> list[ClusterNetwork]:
                                        *instances.get("AdditionalMasterSecurityGroups", [])]),
             tuple(address(g) for g in [instances["EmrManagedSlaveSecurityGroup"],
                                        *instances.get("AdditionalSlaveSecurityGroups", [])]),
-            address(instances["ServiceAccessSecurityGroup"]) if "ServiceAccessSecurityGroup" in instances else None))
+            address(instances["ServiceAccessSecurityGroup"]) if "ServiceAccessSecurityGroup" in instances else None,
+            address(request["ServiceRole"]), address(request["JobFlowRole"])))
     return found
 
 

@@ -11,6 +11,7 @@ import json
 import re
 
 import pytest
+from network_reach import ClusterNetwork, address, clusters
 from stack_helpers import resources
 
 pytestmark = pytest.mark.constructs
@@ -29,9 +30,9 @@ def graph(stack: dict) -> dict[str, set[str]]:
     return edges
 
 
-def before(edges: dict[str, set[str]], address: str) -> set[str]:
-    """Everything Terraform creates before ``address``."""
-    seen, todo = set(), [address]
+def before(edges: dict[str, set[str]], where: str) -> set[str]:
+    """Everything Terraform creates before the resource at ``where``."""
+    seen, todo = set(), [where]
     while todo:
         for dependency in edges.get(todo.pop(), ()):
             if dependency not in seen:
@@ -40,74 +41,61 @@ def before(edges: dict[str, set[str]], address: str) -> set[str]:
     return seen
 
 
-def _ref(value: str) -> str:
-    match = _REFERENCE.search(value or "")
-    return f"{match[1]}.{match[2]}" if match else value
-
-
-def roles_of(stack: dict, request: dict, cluster: dict | None) -> set[str]:
+def roles_of(stack: dict, cluster: ClusterNetwork) -> set[str]:
     """The roles a cluster runs as: its service role and its nodes' (through the instance profile), as addresses
     (or the names of brought ones)."""
-    service, profile = ((cluster["service_role"], cluster["ec2_attributes"]["instance_profile"]) if cluster
-                        else (request["ServiceRole"], request["JobFlowRole"]))
-    roles = {_ref(service)}
-    profile = _ref(profile)
-    if profile.startswith("aws_iam_instance_profile."):
-        roles.add(_ref(resources(stack, "aws_iam_instance_profile")[profile.split(".", 1)[1]]["role"]))
+    roles = {cluster.service_role}
+    if cluster.instance_profile.startswith("aws_iam_instance_profile."):
+        profile = resources(stack, "aws_iam_instance_profile")[cluster.instance_profile.split(".", 1)[1]]
+        roles.add(address(profile["role"]))
     return roles
+
+
+def attachments_of(stack: dict, roles: set[str]) -> set[str]:
+    return {f"aws_iam_role_policy_attachment.{name}" for name, attachment in
+            resources(stack, "aws_iam_role_policy_attachment").items() if address(attachment["role"]) in roles}
 
 
 def used(stack: dict, roles: set[str], groups: set[str], syncs: bool, config: str = "") -> set[str]:
     """The resources a cluster running as ``roles`` in ``groups`` uses at its start (and, when it ``syncs``,
     at its first sync, of the bucket ``config`` names)."""
-    needed = {f"aws_iam_role_policy_attachment.{name}" for name, attachment in
-              resources(stack, "aws_iam_role_policy_attachment").items() if _ref(attachment["role"]) in roles}
+    needed = attachments_of(stack, roles)
     needed |= {f"{rtype}.{name}" for rtype in ("aws_vpc_security_group_egress_rule", "aws_vpc_security_group_ingress_rule")
-               for name, rule in resources(stack, rtype).items() if _ref(rule["security_group_id"]) in groups}
+               for name, rule in resources(stack, rtype).items() if address(rule["security_group_id"]) in groups}
     if syncs:
         needed |= {f"aws_s3_bucket_policy.{name}" for name, policy in resources(stack, "aws_s3_bucket_policy").items()
                    if policy["bucket"] in config}
         locations = resources(stack, "aws_lakeformation_resource")
         needed |= {f"aws_lakeformation_resource.{name}" for name in locations}
-        registration_roles = {_ref(location.get("role_arn", "")) for location in locations.values()}
-        needed |= {f"aws_iam_role_policy_attachment.{name}" for name, attachment in
-                   resources(stack, "aws_iam_role_policy_attachment").items()
-                   if _ref(attachment["role"]) in registration_roles}
+        needed |= attachments_of(stack, {address(location.get("role_arn", "")) for location in locations.values()})
         needed |= {f"aws_lakeformation_permissions.{name}" for name, grant in
-                   resources(stack, "aws_lakeformation_permissions").items() if _ref(grant["principal"]) in roles}
+                   resources(stack, "aws_lakeformation_permissions").items() if address(grant["principal"]) in roles}
     return needed
 
 
 def first_runs(stack: dict):
-    """(address, roles, groups, whether it syncs, its request) of every cluster resource and schedule."""
-    clusters = resources(stack, "aws_emr_cluster")
-    for name, cluster in clusters.items():
-        ec2 = cluster["ec2_attributes"]
-        groups = {_ref(ec2[key]) for key in ("emr_managed_master_security_group", "emr_managed_slave_security_group",
-                                            "service_access_security_group") if ec2.get(key)}
-        yield f"aws_emr_cluster.{name}", roles_of(stack, {}, cluster), groups, False, ""
+    """(address, roles, groups, whether it syncs, its request) of every cluster resource and schedule (a replay
+    cluster starts when an operator asks, long after the apply)."""
+    found = {cluster.where: cluster for cluster in clusters(stack)}
+    for where, cluster in found.items():
+        if where.startswith("aws_emr_cluster."):
+            yield where, roles_of(stack, cluster), cluster.groups, False, ""
     for name, schedule in resources(stack, "aws_scheduler_schedule").items():
-        request = json.loads(schedule["target"]["input"])
-        if "JobFlowId" in request:
-            cluster = clusters[_ref(request["JobFlowId"]).split(".", 1)[1]]
-            roles, ec2 = roles_of(stack, {}, cluster), cluster["ec2_attributes"]
-            groups = {_ref(ec2[k]) for k in ("emr_managed_master_security_group", "emr_managed_slave_security_group",
-                                             "service_access_security_group") if ec2.get(k)}
-        else:
-            roles, instances = roles_of(stack, request, None), request["Instances"]
-            groups = {_ref(instances[k]) for k in ("EmrManagedMasterSecurityGroup", "EmrManagedSlaveSecurityGroup",
-                                                   "ServiceAccessSecurityGroup") if k in instances}
-        yield (f"aws_scheduler_schedule.{name}", roles | {_ref(schedule["target"]["role_arn"])}, groups, True,
-               schedule["target"]["input"])
+        where = f"aws_scheduler_schedule.{name}"
+        request = schedule["target"]["input"]
+        # a schedule that adds steps to the always-on cluster runs on that cluster's network and roles
+        cluster = found.get(where) or found[address(json.loads(request)["JobFlowId"])]
+        yield (where, roles_of(stack, cluster) | {address(schedule["target"]["role_arn"])}, cluster.groups, True,
+               request)
 
 
 def test_every_schedule_and_cluster_comes_after_what_its_first_run_uses(synthesized):
     checked = 0
     for name, stack in synthesized.stacks.items():
         edges = graph(stack)
-        for address, roles, groups, syncs, config in first_runs(stack):
-            missing = used(stack, roles, groups, syncs, config) - before(edges, address)
-            assert not missing, f"{name}: {address} may start before {sorted(missing)}"
+        for where, roles, groups, syncs, config in first_runs(stack):
+            missing = used(stack, roles, groups, syncs, config) - before(edges, where)
+            assert not missing, f"{name}: {where} may start before {sorted(missing)}"
             checked += 1
     assert checked >= 15
 
