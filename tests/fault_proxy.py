@@ -1,15 +1,18 @@
 """A local HTTP proxy in front of moto's server that answers chosen AWS requests with faults: throttling,
-5xx, slow responses, AccessDenied; and records every request it passes. A request is named by its JSON-protocol
-target (``AWSGlue.CreateTable``, matched exactly), or for S3 by ``S3.<method> <path>`` (matched by its beginning)."""
+5xx, slow responses, AccessDenied; records every request it passes and counts them by operation (``operations``:
+``glue:CreateTable``, ``s3:CopyObject``); and can hold each request for a fixed ``latency``, as a real service's
+round trip does (moto answers in a millisecond). A request is named by its JSON-protocol target
+(``AWSGlue.CreateTable``, matched exactly), or for S3 by ``S3.<method> <path>`` (matched by its beginning)."""
 from __future__ import annotations
 
 import http.client
 import json
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 S3_FAULTS = {"throttle": (503, "SlowDown", "Please reduce your request rate."),
              "5xx": (500, "InternalError", "We encountered an internal error. Please try again."),
@@ -26,12 +29,37 @@ FAULTS = {
 }
 
 
+def s3_operation(method: str, path: str, headers) -> str:
+    """The S3 API operation of a path-style REST request."""
+    url = urlparse(path)
+    query = parse_qs(url.query, keep_blank_values=True)
+    has_key = "/" in url.path.lstrip("/")
+    if not has_key:
+        if method == "POST" and "delete" in query:
+            return "DeleteObjects"
+        if "uploads" in query:
+            return "ListMultipartUploads"
+        return {"HEAD": "HeadBucket", "PUT": "CreateBucket"}.get(method, "ListObjectsV2" if "list-type" in query
+                                                                  else "ListObjects")
+    if "uploadId" in query:
+        return {"PUT": "UploadPart", "POST": "CompleteMultipartUpload", "DELETE": "AbortMultipartUpload"}.get(
+            method, "ListParts")
+    if method == "POST" and "uploads" in query:
+        return "CreateMultipartUpload"
+    if method == "PUT":
+        return "CopyObject" if any(k.lower() == "x-amz-copy-source" for k in headers) else "PutObject"
+    return {"GET": "GetObject", "HEAD": "HeadObject", "DELETE": "DeleteObject"}.get(method, method)
+
+
 @dataclass
 class FaultProxy:
     upstream: str
     plan: dict[str, list[str]] = field(default_factory=dict)  # name prefix -> faults to answer, in order ("slow" delays)
     served: list[tuple[str, str]] = field(default_factory=list)
     requests: list[dict] = field(default_factory=list)  # method, path, headers and body of each request passed on
+    latency: float = 0.0  # seconds each request passed on is held, as a round trip to AWS
+    operations: Counter = field(default_factory=Counter)  # requests passed on by operation: glue:GetTables, s3:GetObject
+    counting: threading.Lock = field(default_factory=threading.Lock)  # the handler's threads count at once
 
     def start(self) -> str:
         proxy = self
@@ -62,6 +90,11 @@ class FaultProxy:
                     return
                 proxy.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
                                        "body": body})
+                with proxy.counting:
+                    proxy.operations["glue:" + glue.split(".")[-1] if glue else
+                                     "s3:" + s3_operation(self.command, self.path, self.headers.keys())] += 1
+                if proxy.latency:
+                    time.sleep(proxy.latency)
                 connection = http.client.HTTPConnection(target.hostname, target.port, timeout=60)
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in ("connection",)}
                 connection.request(self.command, self.path, body=body if body or self.command != "GET" else None,

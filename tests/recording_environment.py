@@ -90,8 +90,8 @@ class DyingCatalog:
     def ensure_database(self, database):
         return self._boundaries("ensure_database", "catalog", lambda: self._catalog.ensure_database(database))
 
-    def register(self, database, changes):
-        return self._boundaries("register", "catalog", lambda: self._catalog.register(database, changes))
+    def register(self, database, changes, known=None):
+        return self._boundaries("register", "catalog", lambda: self._catalog.register(database, changes, known))
 
     def set_partition_locations(self, database, table, keys, locations):
         return self._boundaries("set_partition_locations", "catalog",

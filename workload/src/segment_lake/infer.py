@@ -101,7 +101,8 @@ def observe(events: DataFrame) -> Observed:
 
 @dataclass(frozen=True)
 class Inferred:
-    """Every table's schema for this run, its columns in the catalog (None for a new table), what the events showed,
+    """Every table's schema for this run, its columns in the catalog (None for a new table; the source's discards and
+    duplicates tables too, so that the catalog stage reads none of them again), what the events showed,
     and the events to write: ``deduped`` without those of new tables beyond the source's limit (``refused_count``
     of them, recorded as rejected)."""
 
@@ -137,8 +138,8 @@ def infer(env: SyncEnvironment, deduped: Deduped, run_id: str) -> Inferred:
 
 
 def _own_tables(env: SyncEnvironment, tables: list[str]) -> dict[str, list[tuple[str, str]] | None]:
-    """The catalog's columns of the run's tables (None for a new one), once it is clear that each existing table
-    (and the source's discards and duplicates tables) is this source's: a table of the same name that another
+    """The catalog's columns of the run's tables and the source's record tables (None for a new one), once it is clear
+    that each existing table (the discards and duplicates tables too) is this source's: a table of the same name that another
     source (or lake) writes would take none of this run's rows, which no query could then see."""
     settings, prefix = env.settings, env.settings.table_name_prefix
     records = {prefix + DISCARDS_TABLE: env.layout.discards, prefix + DUPLICATES_TABLE: env.state.duplicates_uri}
@@ -151,7 +152,7 @@ def _own_tables(env: SyncEnvironment, tables: list[str]) -> dict[str, list[tuple
                 f"{f'source {owner}' if owner else 'another lake'}'s rows ({info.location}), not source "
                 f"{settings.source_id}'s: give each source its own --glue-database (or --source-slug), or a "
                 f"--table-prefix")
-    return {table: found[table] and found[table].columns for table in tables}
+    return {table: info and info.columns for table, info in found.items()}
 
 
 def _tables_over_limit(env: SyncEnvironment, tables: list[str], existing: dict) -> tuple[str, ...]:

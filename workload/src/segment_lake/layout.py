@@ -169,6 +169,7 @@ STATE_FILES = {
     "landed_generation": "landed-compacted.json",  # which generation is current
     "duplicates": DUPLICATES_FOLDER,  # the dedup window's record of dropped duplicates
     "suppressed": "suppressed.json",
+    "registered": "registered.json",  # what the last runs registered in the catalog (catalog/registered.py)
     "deletion": "deletion.json",  # an unfinished deletion's journal
     "deletion_stage": "deletion-stage",  # and its rewritten files
     "compaction": "compaction.json",  # an unfinished compaction's journal

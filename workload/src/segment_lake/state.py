@@ -104,6 +104,13 @@ class SourceState:
         self.storage.write_text(self._processed_file(manifest.run_id), manifest.to_json())
         self.storage.delete(self.pending_uri)
 
+    def registered(self) -> dict:
+        """The catalog record (catalog/registered.py); empty when there is none yet."""
+        return json.loads(self.storage.read_text(self.registered_uri)) if self.storage.exists(self.registered_uri) else {}
+
+    def record_registered(self, record: dict) -> None:
+        self.storage.write_text(self.registered_uri, json.dumps(record, sort_keys=True))
+
     def prune_duplicates(self, before: datetime) -> None:
         """Forget the duplicates dropped by runs that started before ``before``: the files are named
         by their run (layout.data_file_name)."""

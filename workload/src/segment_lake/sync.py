@@ -16,6 +16,7 @@ from segment_lake_contract import DEDUP_WINDOW_DAYS
 
 from . import interrupt
 from .catalog import Catalog
+from .catalog.registered import recorded, unregistered
 from .catalog.run_changes import record_changes, table_changes
 from .dedup import dedup
 from .discover import discover, summary
@@ -117,7 +118,9 @@ class Sync:
         inferred = infer(env, deduped, manifest.run_id)
         result.rejected_count += inferred.refused_count
         result.row_count = inferred.deduped.row_count
-        registered = background.submit(env.catalog.register, env.settings.database, table_changes(env, inferred))
+        changes, record = table_changes(env, inferred), env.state.registered()
+        registered = background.submit(env.catalog.register, env.settings.database,
+                                       unregistered(changes, inferred.existing, record), inferred.existing)
         schemas = inferred.schemas
         with env.progress.stage("write", f"casting and writing {count(len(schemas), 'table')} as Parquet") as done:
             published = publish(env, write(env, inferred, manifest.run_id), manifest.run_id, redo)
@@ -131,10 +134,12 @@ class Sync:
             is_new=inferred.existing[table] is None) for table, schema in schemas.items()]
         with env.progress.stage("catalog") as done:
             registered.result()
+            if recorded(record, changes) != record:
+                env.state.record_registered(recorded(record, changes))
             reports_ready.result()
             records = record_changes(env, manifest.run_id, published, deduped.duplicate_count)
             if records:
-                env.catalog.register(env.settings.database, records)
+                env.catalog.register(env.settings.database, records, inferred.existing)
             done(f"{count(len(schemas) + len(records), 'table')} up to date")
         # reported before the state advances: a crash in between redoes the run, which rewrites this same report,
         # so the finished reports count every landed event once

@@ -1,10 +1,11 @@
 """Where tables are registered: Spark's own Hive metastore (local) or the AWS Glue Data Catalog.
 
-A run reads and registers all its tables in one call each, so its cost in the catalog grows with
-the number of tables by milliseconds, not by round trips of seconds."""
+A run reads its tables once and registers them in one call; the embedded metastore does each in one batch, Glue
+in about one request per table and hour on a pool of threads (glue.py)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import unquote
@@ -58,9 +59,10 @@ class Catalog(Protocol):
     def partitions(self, database: str, table: str) -> set[tuple[str, ...]]:
         """The values of every partition the table has."""
 
-    def register(self, database: str, changes: list[TableChange]) -> None:
+    def register(self, database: str, changes: list[TableChange],
+                 known: Mapping[str, list[tuple[str, str]] | None] | None = None) -> None:
         """Create the missing tables (EXTERNAL, in their format), append the columns they lack and add the
-        partitions they lack."""
+        partitions they lack. ``known``: tables' columns (None: missing) as the run read them, not read again."""
 
     def partition_locations(self, database: str, table: str) -> dict[tuple[str, ...], str]:
         """Every partition's values and location."""

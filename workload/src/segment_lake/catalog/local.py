@@ -59,7 +59,8 @@ class LocalCatalog:
         self._tables().setPartitionLocations(self.spark._jsparkSession, database, table, json.dumps(
             [[list(values), location] for values, location in locations.items()]))
 
-    def register(self, database, changes: list[TableChange]):
+    def register(self, database, changes: list[TableChange], known=None):
+        # one batch in the JVM, which reads the tables itself: ``known`` saves nothing here
         self._tables().register(self.spark._jsparkSession, database, json.dumps([
             {"table": c.table, "columns": c.columns, "keys": c.keys, "partitions": c.partitions, "location": c.location,
              "format": c.format, "partition_locations": c.partition_locations} for c in changes]))

@@ -1,0 +1,107 @@
+"""Glue's cost counted in requests: a 1,000-table source registers about one request per table and hour, whatever
+the run, and the catalog holds what registering one table after another held; the source's record of what it
+registered spares a second run of the hour every request."""
+import pytest
+from fault_proxy import FaultProxy
+
+from segment_lake.catalog import TableChange
+from segment_lake.catalog.registered import recorded, unregistered
+
+pytestmark = [pytest.mark.aws]
+
+TABLES = 1000
+COLUMNS = (("id", "string"), ("received_at", "timestamp"))
+
+
+def changes(hour: str, columns=COLUMNS, tables=TABLES) -> list[TableChange]:
+    return [TableChange(f"t{i:04d}", columns, ("day", "hr"), (("2024-01-02", hour),),
+                        f"s3a://lake/segment-data/data/src/t{i:04d}") for i in range(tables)]
+
+
+def glue_state(client, database: str) -> dict:
+    """Every table's columns and location, and every partition's location and columns."""
+    state = {}
+    for page in client.get_paginator("get_tables").paginate(DatabaseName=database):
+        for table in page["TableList"]:
+            descriptor = table["StorageDescriptor"]
+            partitions = {
+                tuple(p["Values"]): (p["StorageDescriptor"]["Location"],
+                                     [(c["Name"], c["Type"]) for c in p["StorageDescriptor"]["Columns"]],
+                                     p["StorageDescriptor"]["SerdeInfo"]["SerializationLibrary"])
+                for partition_page in client.get_paginator("get_partitions").paginate(
+                    DatabaseName=database, TableName=table["Name"]) for p in partition_page["Partitions"]}
+            state[table["Name"]] = ([(c["Name"], c["Type"]) for c in descriptor["Columns"]], descriptor["Location"],
+                                    partitions)
+    return state
+
+
+def expected_state(runs: list[list[TableChange]]) -> dict:
+    """What registering the runs' changes one table after another leaves: each table with its columns and the columns
+    runs appended, each partition a run wrote at its folder with the table's columns of that run."""
+    state = {}
+    for run in runs:
+        for change in run:
+            columns, location, partitions = state.get(change.table, ([], "s3://" + change.location.split("://")[1], {}))
+            columns = columns + [column for column in change.columns if column not in columns]
+            for index, values in enumerate(change.partitions):
+                partitions[values] = ("s3://" + change.partition_location(index).split("://")[1], columns,
+                                      "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe")
+            state[change.table] = (columns, location, partitions)
+    return state
+
+
+@pytest.fixture
+def glue_through_proxy(aws_endpoint, glue_client, monkeypatch):
+    from segment_lake.catalog.glue import GlueCatalog
+
+    proxy = FaultProxy(aws_endpoint)
+    monkeypatch.setenv("SEGMENT_LAKE_GLUE_ENDPOINT", proxy.start())
+    yield proxy, GlueCatalog(region="us-east-1")
+    proxy.stop()
+
+
+def test_a_thousand_tables_cost_one_request_per_table_and_hour(glue_through_proxy, glue_client):
+    proxy, catalog = glue_through_proxy
+    database = "round_trips"
+    catalog.ensure_database(database)
+    proxy.operations.clear()
+
+    first = changes("05")  # the first sync: every table new, as the run read the catalog (infer's GetTables pass)
+    catalog.register(database, first, {change.table: None for change in first})
+    assert proxy.operations == {"glue:CreateTable": TABLES, "glue:BatchCreatePartition": TABLES}
+
+    proxy.operations.clear()
+    hourly = changes("06")  # the next hour's sync: known tables, a new partition each
+    catalog.register(database, hourly, {change.table: list(COLUMNS) for change in hourly})
+    assert proxy.operations == {"glue:BatchCreatePartition": TABLES}
+
+    proxy.operations.clear()
+    wider = (*COLUMNS, ("plan", "string"))  # of 100 tables redoing an hour that exists, ten gain a column
+    redone = changes("06", wider, tables=10) + changes("06", tables=100)[10:]
+    catalog.register(database, redone, {change.table: list(COLUMNS) for change in redone})
+    assert proxy.operations == {"glue:BatchCreatePartition": 100, "glue:BatchGetPartition": 100,
+                                "glue:GetTable": 10, "glue:UpdateTable": 10, "glue:BatchUpdatePartition": 10}
+
+    proxy.operations.clear()
+    catalog.register(database, changes("07")[:3])  # nothing known: one GetTables pass (moto answers it in one page)
+    assert proxy.operations == {"glue:GetTables": 1, "glue:BatchCreatePartition": 3}
+
+    assert glue_state(glue_client, database) == expected_state([first, hourly, redone, changes("07")[:3]])
+
+
+def test_the_record_of_registered_partitions_skips_what_the_catalog_holds():
+    known = {"a": list(COLUMNS), "b": list(COLUMNS), "new": None}
+    run = [TableChange(name, COLUMNS, ("day", "hr"), (("2024-01-02", "05"), ("2024-01-02", "06")), f"s3a://l/{name}")
+           for name in ("a", "b", "new")]
+    record = recorded({}, run)
+    assert unregistered(run, known, {}) == run  # nothing recorded: everything is registered
+    assert unregistered(run, known, record) == [run[2]]  # a table the run found missing is always registered
+    later = [TableChange("a", COLUMNS, ("day", "hr"), (("2024-01-02", "06"), ("2024-01-02", "07")), "s3a://l/a"),
+             TableChange("b", (*COLUMNS, ("plan", "string")), ("day", "hr"), (("2024-01-02", "06"),), "s3a://l/b")]
+    assert unregistered(later, known, record) == [
+        TableChange("a", COLUMNS, ("day", "hr"), (("2024-01-02", "07"),), "s3a://l/a"),  # only the new hour
+        later[1]]  # a new column reaches every partition the run wrote
+    # the table's columns changed since the record (another writer): the record is not trusted
+    assert unregistered(run[:1], {"a": [COLUMNS[0]]}, record) == run[:1]
+    assert recorded(record, later)["a"]["partitions"] == [["2024-01-02", "06"], ["2024-01-02", "07"]]
+    assert recorded(record, later)["b"]["columns"] != record["b"]["columns"]
