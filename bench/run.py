@@ -7,7 +7,8 @@ The sync CLI (JVM start included) lands the first window in a new lake (new tabl
 that window (`segment-lake replay`: every event is already landed, so every one is a duplicate),
 then lands the second (existing tables, casts); DuckDB (bench/duckdb_equivalent.py) processes the
 same files right after each sync (a replay has no DuckDB equivalent: it compares with the first run).
-The many-tables case is 20,000 events over 1,000 event names, first run only.
+The many-tables case is 20,000 events over 1,000 event names, first run only. The S3 + Glue case
+(bench/round_trips.py) syncs the same source into moto's S3 and Glue at 40 ms a request: a first and an hourly sync.
 Every run is a subprocess measured for wall time and the peak RSS of its process tree.
 
 Writes bench/results/<date>.json and <date>.png (time against events, both tools) and prints the
@@ -147,6 +148,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="250000,1000000,4000000", help="events per run, comma-separated")
     parser.add_argument("--names-case", default="20000:1000", help="EVENTS:NAMES of the many-tables case ('' to skip)")
+    parser.add_argument("--round-trips", default="20000:1000:40",
+                        help="EVENTS:NAMES:MS of the S3 + Glue case at MS a request ('' to skip)")
     parser.add_argument("--results", default=str(ROOT / "bench" / "results"))
     args = parser.parse_args()
     work = DATA / "work"
@@ -173,6 +176,11 @@ def main() -> int:
               f"({round(replay['seconds'] / first[replay['case']]['seconds'], 2)} times the time)")
     print(f"time ~ events^{summary['exponent']['sync']} (sync), ^{summary['exponent']['duckdb']} (DuckDB); "
           f"written {stem}.json and {stem}.png")
+    if args.round_trips:
+        from round_trips import run_and_save
+
+        events, names, latency = args.round_trips.split(":")
+        run_and_save(int(events), int(names), float(latency), results)
     return 0
 
 

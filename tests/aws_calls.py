@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 REGION, ACCOUNT = "us-east-1", "123456789012"
 GLUE = f"arn:aws:glue:{REGION}:{ACCOUNT}"
 S3_OPERATIONS = {"GetObject": "s3:GetObject", "HeadObject": "s3:GetObject", "PutObject": "s3:PutObject",
+                 "CopyObject": "s3:PutObject",
                  "DeleteObject": "s3:DeleteObject", "ListObjectsV2": "s3:ListBucket", "HeadBucket": "s3:ListBucket"}
 
 
@@ -32,6 +33,10 @@ def botocore_calls(session):
             calls.extend((f"glue:{operation}", resource) for resource in glue_resources(params))
         elif service == "s3":
             resource = f"arn:aws:s3:::{params['Bucket']}" + (f"/{params['Key']}" if "Key" in params else "")
+            if operation == "CopyObject":  # publish: read the staged file, write the lake's
+                source = params["CopySource"]  # botocore may have made it "bucket/key" already
+                source = f"{source['Bucket']}/{source['Key']}" if isinstance(source, dict) else unquote(source)
+                calls.append(("s3:GetObject", f"arn:aws:s3:::{source.split('?')[0]}"))
             calls.append((S3_OPERATIONS[operation], resource))
         else:
             calls.append((f"{service}:{operation}", "*"))

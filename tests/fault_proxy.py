@@ -33,8 +33,7 @@ def s3_operation(method: str, path: str, headers) -> str:
     """The S3 API operation of a path-style REST request."""
     url = urlparse(path)
     query = parse_qs(url.query, keep_blank_values=True)
-    has_key = "/" in url.path.lstrip("/")
-    if not has_key:
+    if not url.path.lstrip("/").partition("/")[2]:  # the bucket itself
         if method == "POST" and "delete" in query:
             return "DeleteObjects"
         if "uploads" in query:
@@ -60,6 +59,7 @@ class FaultProxy:
     latency: float = 0.0  # seconds each request passed on is held, as a round trip to AWS
     operations: Counter = field(default_factory=Counter)  # requests passed on by operation: glue:GetTables, s3:GetObject
     counting: threading.Lock = field(default_factory=threading.Lock)  # the handler's threads count at once
+    timeline: list[tuple[float, str]] = field(default_factory=list)  # (time.time(), operation) of each request passed on
 
     def start(self) -> str:
         proxy = self
@@ -90,9 +90,11 @@ class FaultProxy:
                     return
                 proxy.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
                                        "body": body})
+                operation = ("glue:" + glue.split(".")[-1] if glue else
+                             "s3:" + s3_operation(self.command, self.path, self.headers.keys()))
                 with proxy.counting:
-                    proxy.operations["glue:" + glue.split(".")[-1] if glue else
-                                     "s3:" + s3_operation(self.command, self.path, self.headers.keys())] += 1
+                    proxy.operations[operation] += 1
+                    proxy.timeline.append((time.time(), operation))
                 if proxy.latency:
                     time.sleep(proxy.latency)
                 connection = http.client.HTTPConnection(target.hostname, target.port, timeout=60)
@@ -131,7 +133,10 @@ class FaultProxy:
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 128  # a pool of 16 threads or more connects at once
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 

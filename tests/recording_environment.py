@@ -57,6 +57,11 @@ class DyingStorage:
         return self._boundaries("move", target, lambda: self._storage.move(source, target),
                                 half=lambda: self._copy(source, target))
 
+    def publish_files(self, moves):  # one write per file, as moves
+        for source, target in moves:
+            self._boundaries("move", target, lambda s=source, t=target: self._storage.publish_files([(s, t)]),
+                             half=lambda s=source, t=target: self._copy(s, t))
+
     def replace(self, source, target):  # halfway: the copy over the target made, the source not yet removed (S3)
         return self._boundaries("replace", target, lambda: self._storage.replace(source, target),
                                 half=lambda: self._copy(source, target))

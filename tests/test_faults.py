@@ -8,11 +8,10 @@ import pytest
 from botocore.exceptions import ClientError
 from fault_proxy import FaultProxy
 from lake_events import RUN1_COUNTS, RUN2_COUNTS, write_run1, write_run2
-from py4j.protocol import Py4JJavaError
 from sync_harness import Lake
 
 from segment_lake.catalog.glue import GlueCatalog
-from segment_lake.errors import classify
+from segment_lake.errors import InsufficientPermissions, classify
 
 pytestmark = [pytest.mark.spark, pytest.mark.aws]
 
@@ -96,13 +95,15 @@ def test_an_s3_403_names_the_action_and_the_object_and_a_rerun_lands_everything(
     monkeypatch.setenv("SEGMENT_LAKE_GLUE_ENDPOINT", aws_endpoint)
     proxy.plan = {"S3.PUT /s3-denied/segment-data/data/": ["denied"] * 30}  # the data files may not be published
     lake = s3_lake_through(proxy, spark, s3a, tmp_path, "s3-denied", "s3_faults_denied")
-    with pytest.raises(Py4JJavaError, match="AccessDeniedException"):
+    with pytest.raises(InsufficientPermissions, match="CopyObject"):  # publish copies each staged file into place
         lake.sync()
     [report] = lake.storage.list_files(lake.layout.reports)
     source = json.loads(lake.storage.read_text(report.uri).splitlines()[0])
     assert (source["status"], source["error_code"]) == ("failed", "insufficient_permissions")
-    assert source["error"].startswith("access denied to s3:PutObject (PUT 0-byte object) on segment-data/data/src1/")
-    assert source["error"].endswith(": Access Denied; give the EMR instance role s3:PutObject on the lake bucket's objects")
+    assert source["error"].startswith("access denied to s3:GetObject and s3:PutObject (CopyObject) on "
+                                      "segment-data/data/src1/")
+    assert source["error"].endswith(": Access Denied; give the EMR instance role s3:GetObject and s3:PutObject on the "
+                                    "lake bucket's objects")
 
     proxy.plan = {}  # the permission granted: the redo lands everything once
     rerun = lake.sync()

@@ -1,12 +1,14 @@
-"""The publish stage: a run's files take the run's names; a redo replaces what a crashed attempt left."""
+"""The publish stage: a run's files take the run's names; a redo replaces what a crashed attempt left; on S3 a file
+costs one request."""
 from datetime import datetime
 
 import pytest
 from stage_rows import write_rows
 
+from segment_lake.layout import data_file_name
 from segment_lake.publish import move_files
 from segment_lake.storage import LakeStorage, join
-from segment_lake.write import DATA
+from segment_lake.write import DATA, WrittenFile
 
 pytestmark = [pytest.mark.fast, pytest.mark.spark]
 
@@ -25,3 +27,36 @@ def test_publish_renames_per_run_and_a_redo_replaces_a_crashed_attempt(spark, tm
     assert names == [f"part-run-1-{i:05d}.snappy.parquet" for i in range(2)]
     assert spark.read.parquet(target).count() == sum(f.rows for f in written)
 
+
+
+@pytest.mark.aws
+def test_publishing_on_s3_costs_one_request_a_file(spark, s3a, aws_endpoint):
+    """A server-side copy each (no existence or folder probe: S3 has no folders), then the stage removed with a
+    listing and bulk deletes: at most 2 requests a published file, counted at the endpoint."""
+    from fault_proxy import FaultProxy
+
+    s3, bucket = s3a("publish-requests"), "publish-requests"
+    stage, lake = f"s3a://{bucket}/segment-data/stage/src/run-1", f"s3a://{bucket}/segment-data/data/src"
+    written = []
+    for index in range(200):  # 200 files over 20 tables and 2 hours
+        partition = f"day=2024-01-02/hr=0{index % 2}"
+        key = f"segment-data/stage/src/run-1/t{index % 20}/{partition}/part-{index}.parquet"
+        s3.put_object(Bucket=bucket, Key=key, Body=b"PAR1")
+        written.append(WrittenFile(DATA, f"t{index % 20}", partition, f"s3a://{bucket}/{key}", 1))
+    proxy = FaultProxy(aws_endpoint)
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    conf.set(f"fs.s3a.bucket.{bucket}.endpoint", proxy.start())
+    try:
+        storage = LakeStorage(spark)
+        move_files(storage, written, lambda f: join(lake, f.table, f.partition), "run-1", redo=False)
+        storage.delete(stage, recursive=True)
+    finally:
+        conf.unset(f"fs.s3a.bucket.{bucket}.endpoint")
+        proxy.stop()
+    assert proxy.operations["s3:CopyObject"] == len(written)
+    assert sum(proxy.operations.values()) <= 2 * len(written), proxy.operations
+    listed = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+    keys = sorted(item["Key"] for page in listed for item in page.get("Contents", []))
+    files = [key for key in keys if not key.endswith("/")]  # s3a leaves a marker for the emptied stage's parent
+    assert len(files) == len(written) and all(key.startswith("segment-data/data/src/") for key in files)
+    assert f"segment-data/data/src/t0/day=2024-01-02/hr=00/{data_file_name('run-1', 0)}" in files

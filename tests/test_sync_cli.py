@@ -100,7 +100,7 @@ def test_local_default_end_to_end(tmp_path):
     lines = first.stderr.splitlines()
     assert all(line.startswith("segment-lake: [") for line in lines), lines
     ended = re.findall(r"^segment-lake: \[ *\d+\.\ds\] (\w+): .* \(\d+\.\ds\)$", first.stderr, re.M)
-    assert ended == ["discover", "parse", "dedup", "infer", "write", "catalog", "state"]
+    assert ended == ["discover", "parse", "dedup", "infer", "write", "publish", "catalog", "state"]
     assert re.search(r"parse: reading 2 files\n.*parse: 19 lines, 7 rejected \(", first.stderr)
     assert re.search(r"write: casting and writing 7 tables as Parquet\n", first.stderr)
     assert "discover: 2 new files (" in first.stderr

@@ -1,4 +1,5 @@
-"""The monthly compute cost of a lake by events a day and cluster mode: the arithmetic behind the README's table.
+"""The monthly compute cost of a lake by events a day and cluster mode, and its catalog and S3 request costs by event
+types: the arithmetic behind the README's tables.
 
 Throughput: the sync's first runs of `make bench` (bench/results/<date>.json), fitted as a fixed cost plus a time per
 event and scaled per vCPU: an estimate, not a measurement on EMR. Everything else is an input below, named as an
@@ -13,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "results" / "2026-11-23.json"
+# the S3 + Glue case of `make bench` (bench/round_trips.py): requests counted per published file
+ROUND_TRIPS = Path(__file__).resolve().parents[1] / "bench" / "results" / "2026-11-26-round-trips.json"
 # Assumptions (not measured here: this machine has no AWS account)
 EMR_START_MINUTES = 8.0  # RunJobFlow to the first step running, billed
 EMR_END_MINUTES = 1.0  # the last step's end to the instances' termination, billed
@@ -25,6 +28,15 @@ EC2_HOUR, EMR_HOUR = 0.192, 0.048
 HOURS_A_MONTH, DAYS_A_MONTH = 730, 730 / 24
 TICKS_A_DAY = 12  # schedule_expression rate(2 hours)
 VOLUMES = (1_000_000, 10_000_000, 100_000_000, 1_000_000_000)
+# Glue Data Catalog, us-east-1, as AWS publishes it (quoted 2026-11-26): the first million objects stored and the first
+# million requests a month are free; then $1 per 100,000 objects a month and $1 per million requests
+GLUE_FREE_OBJECTS, GLUE_PER_100K_OBJECTS = 1_000_000, 1.00
+GLUE_FREE_REQUESTS, GLUE_PER_MILLION_REQUESTS = 1_000_000, 1.00
+# S3 Standard requests, us-east-1: PUT, COPY, POST and LIST $0.005 per 1,000; GET and HEAD $0.0004 per 1,000
+S3_WRITE_PER_1000, S3_READ_PER_1000 = 0.005, 0.0004
+HOURS_A_TICK = 24 // TICKS_A_DAY  # each tick adds this many hourly partitions to a table with events every hour
+EVENT_TYPES = (50, 1000)
+CATALOG_EVENTS_A_DAY = 10_000_000  # enough for every event type to have events every hour
 
 
 def throughput(path: Path = BENCH) -> tuple[float, float]:
@@ -92,5 +104,45 @@ def table() -> str:
     return "\n".join(lines)
 
 
+def s3_requests_per_file(path: Path = ROUND_TRIPS) -> tuple[float, float]:
+    """(write-class, read-class) S3 requests per published file of the hourly sync in the S3 + Glue bench case, all
+    stages included."""
+    hourly = next(r for r in json.loads(path.read_text())["records"] if r["run"] == "hourly")
+    reads = sum(n for op, n in hourly["s3_requests"].items() if op in ("s3:GetObject", "s3:HeadObject", "s3:HeadBucket"))
+    writes = sum(hourly["s3_requests"].values()) - reads
+    return writes / hourly["published_files"], reads / hourly["published_files"]
+
+
+def catalog_table() -> str:
+    """Glue's objects, storage and requests and S3's requests by event types, at 12 syncs a day (a table and an hour
+    of events is one partition and one file)."""
+    writes, reads = s3_requests_per_file()
+    lines = [f"| event types ({CATALOG_EVENTS_A_DAY:,} events a day) | Glue objects after a year | Glue storage in month "
+             "12 | Glue requests a month | S3 requests a month |", "| ---: | ---: | ---: | ---: | ---: |"]
+    for types in EVENT_TYPES:
+        objects = types + types * 24 * 365
+        storage = max(0, objects - GLUE_FREE_OBJECTS) / 100_000 * GLUE_PER_100K_OBJECTS
+        # a sync: one GetTables page per 100 tables, one BatchCreatePartition per table, a few for the database and
+        # its report
+        requests = DAYS_A_MONTH * TICKS_A_DAY * (types / 100 + types + 4)
+        glue = max(0, requests - GLUE_FREE_REQUESTS) / 1_000_000 * GLUE_PER_MILLION_REQUESTS
+        files = DAYS_A_MONTH * TICKS_A_DAY * types * HOURS_A_TICK
+        s3 = files * (writes * S3_WRITE_PER_1000 + reads * S3_READ_PER_1000) / 1000
+        lines.append(f"| {types:,} | {objects:,} | ${storage:,.2f} | {requests:,.0f} (${glue:,.2f}) | "
+                     f"{files * (writes + reads):,.0f} (${s3:,.2f}) |")
+    lines.append("")
+    lines.append(f"Inputs: every event type has events every hour (one partition and one file a table and hour); "
+                 f"{TICKS_A_DAY} syncs a day; S3 requests a published file as the hourly sync of "
+                 f"`{ROUND_TRIPS.relative_to(ROUND_TRIPS.parents[2])}` counted them: {writes:.2f} PUT, COPY, POST or "
+                 f"LIST and {reads:.2f} GET or HEAD, every stage included; prices, us-east-1 as AWS publishes them "
+                 f"(quoted 2026-11-26): Glue storage ${GLUE_PER_100K_OBJECTS:g} per 100,000 objects a month past the "
+                 f"first {GLUE_FREE_OBJECTS:,}, requests ${GLUE_PER_MILLION_REQUESTS:g} per million past the first "
+                 f"{GLUE_FREE_REQUESTS:,} a month; S3 ${S3_WRITE_PER_1000} per 1,000 PUT, COPY, POST or LIST and "
+                 f"${S3_READ_PER_1000} per 1,000 GET or HEAD. Glue's storage grows each month by 730 partitions a "
+                 f"table: the column is month 12's bill, and it rises by about ${EVENT_TYPES[-1] * 730 / 100_000:.2f} "
+                 f"a month after, at {EVENT_TYPES[-1]:,} event types.")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    sys.stdout.write(table() + "\n")
+    sys.stdout.write(table() + "\n\n" + catalog_table() + "\n")

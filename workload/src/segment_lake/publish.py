@@ -57,10 +57,11 @@ def move_files(storage: LakeStorage, files: Iterable[WrittenFile], target: Calla
     by_target = defaultdict(list)
     for written in files:
         by_target[target(written)].append(written.uri)
+    moves = []
     for folder, uris in sorted(by_target.items()):
         if redo:
             for old in storage.list_files(folder):
                 if written_by(old.uri, run_id):
                     storage.delete(old.uri)
-        for index, source in enumerate(sorted(uris)):
-            storage.move(source, join(folder, data_file_name(run_id, index)))
+        moves += [(source, join(folder, data_file_name(run_id, index))) for index, source in enumerate(sorted(uris))]
+    storage.publish_files(moves)

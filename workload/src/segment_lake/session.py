@@ -119,7 +119,11 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
                # timestamps are proleptic Gregorian, as java.time and Athena read them
                .config("spark.sql.parquet.int96RebaseModeInWrite", "CORRECTED")
                .config("spark.sql.parquet.datetimeRebaseModeInWrite", "CORRECTED")
-               .config("spark.ui.showConsoleProgress", "false"))
+               .config("spark.ui.showConsoleProgress", "false")
+               # s3a (Hadoop 3.3) deletes the folder markers above every file it writes: a LIST and a DELETE a file.
+               # Kept, as Hadoop 3.4 does by default; clients from 3.2.2 and 2.10.2 on read such a bucket (3.0 and 3.1
+               # may take a kept marker for an empty folder when they rename)
+               .config("spark.hadoop.fs.s3a.directory.marker.retention", "keep"))
     jars = os.environ.get("SEGMENT_LAKE_SPARK_JARS")
     if jars:
         builder = builder.config("spark.jars", jars)

@@ -123,7 +123,10 @@ class Sync:
                                        unregistered(changes, inferred.existing, record), inferred.existing)
         schemas = inferred.schemas
         with env.progress.stage("write", f"casting and writing {count(len(schemas), 'table')} as Parquet") as done:
-            published = publish(env, write(env, inferred, manifest.run_id), manifest.run_id, redo)
+            files = write(env, inferred, manifest.run_id)
+            done(f"{count(len(files), 'file')} staged")
+        with env.progress.stage("publish") as done:
+            published = publish(env, files, manifest.run_id, redo)
             done(published.summary(len(schemas)))
         if published.row_count != result.row_count:  # every accepted event is written exactly once, or the run fails
             raise RuntimeError(f"wrote {published.row_count} rows for {result.row_count} accepted events")

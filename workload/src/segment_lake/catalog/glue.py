@@ -42,7 +42,9 @@ def glue_location(uri: str) -> str:
 
 
 class GlueCatalog:
-    def __init__(self, client=None, catalog_id: str | None = None, region: str | None = None) -> None:
+    def __init__(self, client=None, catalog_id: str | None = None, region: str | None = None,
+                 threads: int = THREADS) -> None:
+        """``threads``: tables registered at once."""
         if client is None:
             import boto3
             from botocore.config import Config
@@ -51,8 +53,8 @@ class GlueCatalog:
             # client's threads share one request rate, which a throttle lowers
             client = boto3.client("glue", region_name=region, endpoint_url=os.environ.get("SEGMENT_LAKE_GLUE_ENDPOINT") or None,
                                   config=Config(retries={"mode": "adaptive", "max_attempts": 10},
-                                                max_pool_connections=THREADS))
-        self.glue = client
+                                                max_pool_connections=threads))
+        self.glue, self.threads = client, threads
         self._catalog = {"CatalogId": catalog_id} if catalog_id else {}
 
     def tables_columns(self, database, tables):
@@ -78,7 +80,7 @@ class GlueCatalog:
         unknown = [change.table for change in changes if change.table not in known]
         if unknown:
             known.update(self.tables_columns(database, unknown))
-        with ThreadPoolExecutor(min(THREADS, len(changes)) or 1, thread_name_prefix="segment-lake-glue") as pool:
+        with ThreadPoolExecutor(min(self.threads, len(changes)) or 1, thread_name_prefix="segment-lake-glue") as pool:
             for registered in [pool.submit(self._register, database, change, known[change.table]) for change in changes]:
                 registered.result()
 
