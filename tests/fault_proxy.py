@@ -58,7 +58,7 @@ class FaultProxy:
     requests: list[dict] = field(default_factory=list)  # method, path, headers and body of each request passed on
     latency: float = 0.0  # seconds each request passed on is held, as a round trip to AWS
     operations: Counter = field(default_factory=Counter)  # requests passed on by operation: glue:GetTables, s3:GetObject
-    counting: threading.Lock = field(default_factory=threading.Lock)  # the handler's threads count at once
+    counting: threading.Lock = field(default_factory=threading.Lock)  # the handler's threads share plan and counts
     timeline: list[tuple[float, str]] = field(default_factory=list)  # (time.time(), operation) of each request passed on
 
     def start(self) -> str:
@@ -75,9 +75,10 @@ class FaultProxy:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
                 glue = self.headers.get("X-Amz-Target", "")
                 name = glue or f"S3.{self.command} {self.path}"
-                key = next((k for k in proxy.plan if proxy.plan[k] and (name == k or k.startswith("S3.") and name.startswith(k))),
-                           None)
-                fault = proxy.plan[key].pop(0) if key else None
+                with proxy.counting:  # the handler's threads take faults from one plan
+                    key = next((k for k in proxy.plan
+                                if proxy.plan[k] and (name == k or k.startswith("S3.") and name.startswith(k))), None)
+                    fault = proxy.plan[key].pop(0) if key else None
                 if fault == "version_limit" and json.loads(body or b"{}").get("SkipArchive"):
                     fault = None  # an update that archives no version is not refused
                     proxy.served.append((key, "version_limit skipped"))

@@ -4,7 +4,7 @@ registered spares a second run of the hour every request."""
 import pytest
 from fault_proxy import FaultProxy
 
-from segment_lake.catalog import TableChange
+from segment_lake.catalog import TableChange, TableInfo
 from segment_lake.catalog.registered import recorded, unregistered
 
 pytestmark = [pytest.mark.aws]
@@ -16,6 +16,11 @@ COLUMNS = (("id", "string"), ("received_at", "timestamp"))
 def changes(hour: str, columns=COLUMNS, tables=TABLES) -> list[TableChange]:
     return [TableChange(f"t{i:04d}", columns, ("day", "hr"), (("2024-01-02", hour),),
                         f"s3a://lake/segment-data/data/src/t{i:04d}") for i in range(tables)]
+
+
+def known(changes: list[TableChange], columns) -> dict[str, TableInfo]:
+    """The tables as a run that read them would know them (made at some time, in the format's storage)."""
+    return {change.table: TableInfo(list(columns), change.location, "2024-01-02 00:00:00") for change in changes}
 
 
 def glue_state(client, database: str) -> dict:
@@ -70,15 +75,16 @@ def test_a_thousand_tables_cost_one_request_per_table_and_hour(glue_through_prox
     catalog.register(database, first, {change.table: None for change in first})
     assert proxy.operations == {"glue:CreateTable": TABLES, "glue:BatchCreatePartition": TABLES}
 
+    hourly = changes("06")  # the next hour's sync: known tables (as its GetTables pass read them), a new partition each
+    found = catalog.describe_tables(database, [change.table for change in hourly])
     proxy.operations.clear()
-    hourly = changes("06")  # the next hour's sync: known tables, a new partition each
-    catalog.register(database, hourly, {change.table: list(COLUMNS) for change in hourly})
+    catalog.register(database, hourly, found)
     assert proxy.operations == {"glue:BatchCreatePartition": TABLES}
 
     proxy.operations.clear()
     wider = (*COLUMNS, ("plan", "string"))  # of 100 tables redoing an hour that exists, ten gain a column
     redone = changes("06", wider, tables=10) + changes("06", tables=100)[10:]
-    catalog.register(database, redone, {change.table: list(COLUMNS) for change in redone})
+    catalog.register(database, redone, known(redone, COLUMNS))
     assert proxy.operations == {"glue:BatchCreatePartition": 100, "glue:BatchGetPartition": 100,
                                 "glue:GetTable": 10, "glue:UpdateTable": 10, "glue:BatchUpdatePartition": 10}
 
@@ -90,18 +96,22 @@ def test_a_thousand_tables_cost_one_request_per_table_and_hour(glue_through_prox
 
 
 def test_the_record_of_registered_partitions_skips_what_the_catalog_holds():
-    known = {"a": list(COLUMNS), "b": list(COLUMNS), "new": None}
     run = [TableChange(name, COLUMNS, ("day", "hr"), (("2024-01-02", "05"), ("2024-01-02", "06")), f"s3a://l/{name}")
            for name in ("a", "b", "new")]
-    record = recorded({}, run)
-    assert unregistered(run, known, {}) == run  # nothing recorded: everything is registered
-    assert unregistered(run, known, record) == [run[2]]  # a table the run found missing is always registered
+    found = {**known(run[:2], COLUMNS), "new": None}
+    record = recorded("db", {}, run, found)
+    assert set(record) == {"a", "b"}  # a table the run made is recorded by the next run that finds it
+    assert unregistered("db", run, found, {}) == run  # nothing recorded: everything is registered
+    assert unregistered("db", run, found, record) == [run[2]]  # a table the run found missing is always registered
     later = [TableChange("a", COLUMNS, ("day", "hr"), (("2024-01-02", "06"), ("2024-01-02", "07")), "s3a://l/a"),
              TableChange("b", (*COLUMNS, ("plan", "string")), ("day", "hr"), (("2024-01-02", "06"),), "s3a://l/b")]
-    assert unregistered(later, known, record) == [
+    assert unregistered("db", later, found, record) == [
         TableChange("a", COLUMNS, ("day", "hr"), (("2024-01-02", "07"),), "s3a://l/a"),  # only the new hour
         later[1]]  # a new column reaches every partition the run wrote
-    # the table's columns changed since the record (another writer): the record is not trusted
-    assert unregistered(run[:1], {"a": [COLUMNS[0]]}, record) == run[:1]
-    assert recorded(record, later)["a"]["partitions"] == [["2024-01-02", "06"], ["2024-01-02", "07"]]
-    assert recorded(record, later)["b"]["columns"] != record["b"]["columns"]
+    # the record is not trusted for another table: its columns changed since (another writer), it was dropped and made
+    # again (another creation time), or it is another database's
+    assert unregistered("db", run[:1], {"a": TableInfo([COLUMNS[0]], "s3a://l/a", "2024-01-02 00:00:00")}, record) == run[:1]
+    assert unregistered("db", run[:1], {"a": TableInfo(list(COLUMNS), "s3a://l/a", "2024-02-01 00:00:00")}, record) == run[:1]
+    assert unregistered("other", run[:1], found, record) == run[:1]
+    assert recorded("db", record, later, found)["a"]["partitions"] == [["2024-01-02", "06"], ["2024-01-02", "07"]]
+    assert recorded("db", record, later, found)["b"]["columns"] != record["b"]["columns"]

@@ -11,6 +11,7 @@ from segment_lake.storage import LakeStorage, join
 from segment_lake.write import DATA, WrittenFile
 
 pytestmark = [pytest.mark.fast, pytest.mark.spark]
+KEY = "arn:aws:kms:us-east-1:123456789012:key/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"  # the cluster's, on EMR
 
 
 def test_publish_renames_per_run_and_a_redo_replaces_a_crashed_attempt(spark, tmp_path):
@@ -31,8 +32,9 @@ def test_publish_renames_per_run_and_a_redo_replaces_a_crashed_attempt(spark, tm
 
 @pytest.mark.aws
 def test_publishing_on_s3_costs_one_request_a_file(spark, s3a, aws_endpoint):
-    """A server-side copy each (no existence or folder probe: S3 has no folders), then the stage removed with a
-    listing and bulk deletes: at most 2 requests a published file, counted at the endpoint."""
+    """A server-side copy each (no existence or folder probe: S3 has no folders), encrypted as the staged files are
+    (on EMR under the cluster's key), then the stage removed with a listing and bulk deletes: at most 2 requests a
+    published file, counted at the endpoint."""
     from fault_proxy import FaultProxy
 
     s3, bucket = s3a("publish-requests"), "publish-requests"
@@ -41,7 +43,7 @@ def test_publishing_on_s3_costs_one_request_a_file(spark, s3a, aws_endpoint):
     for index in range(200):  # 200 files over 20 tables and 2 hours
         partition = f"day=2024-01-02/hr=0{index % 2}"
         key = f"segment-data/stage/src/run-1/t{index % 20}/{partition}/part-{index}.parquet"
-        s3.put_object(Bucket=bucket, Key=key, Body=b"PAR1")
+        s3.put_object(Bucket=bucket, Key=key, Body=b"PAR1", ServerSideEncryption="aws:kms", SSEKMSKeyId=KEY)
         written.append(WrittenFile(DATA, f"t{index % 20}", partition, f"s3a://{bucket}/{key}", 1))
     proxy = FaultProxy(aws_endpoint)
     conf = spark.sparkContext._jsc.hadoopConfiguration()
@@ -60,3 +62,5 @@ def test_publishing_on_s3_costs_one_request_a_file(spark, s3a, aws_endpoint):
     files = [key for key in keys if not key.endswith("/")]  # s3a leaves a marker for the emptied stage's parent
     assert len(files) == len(written) and all(key.startswith("segment-data/data/src/") for key in files)
     assert f"segment-data/data/src/t0/day=2024-01-02/hr=00/{data_file_name('run-1', 0)}" in files
+    heads = [s3.head_object(Bucket=bucket, Key=key) for key in files[:5]]
+    assert {(h["ServerSideEncryption"], h["SSEKMSKeyId"]) for h in heads} == {("aws:kms", KEY)}

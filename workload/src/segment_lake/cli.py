@@ -475,6 +475,8 @@ def _local_path(uri: str) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if getattr(args, "aws_region", None):  # every AWS client of the command (S3's too), unless one is configured
+        os.environ.setdefault("AWS_DEFAULT_REGION", args.aws_region)
     interrupt.ENABLED = True
     session = sys.modules.get("segment_lake.session")  # imported only by commands that start Spark
     started = session.started_sessions() if session else 0

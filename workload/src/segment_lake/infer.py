@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from .catalog import same_location
+from .catalog import TableInfo, same_location
 from .column_types import ColumnType, ValueKind
 from .errors import InvalidSettings
 from .jvm_code import load_class
@@ -101,16 +101,21 @@ def observe(events: DataFrame) -> Observed:
 
 @dataclass(frozen=True)
 class Inferred:
-    """Every table's schema for this run, its columns in the catalog (None for a new table; the source's discards and
+    """Every table's schema for this run, the catalog's table (None for a new one; the source's discards and
     duplicates tables too, so that the catalog stage reads none of them again), what the events showed,
     and the events to write: ``deduped`` without those of new tables beyond the source's limit (``refused_count``
     of them, recorded as rejected)."""
 
     schemas: dict[str, TableSchema]
-    existing: dict[str, list[tuple[str, str]] | None]
+    catalog: dict[str, TableInfo | None]
     observed: Observed
     deduped: Deduped
     refused_count: int = 0
+
+    @property
+    def existing(self) -> dict[str, list[tuple[str, str]] | None]:
+        """The catalog's columns of each table (None: a new one)."""
+        return {table: info and info.columns for table, info in self.catalog.items()}
 
 
 def infer(env: SyncEnvironment, deduped: Deduped, run_id: str) -> Inferred:
@@ -120,7 +125,8 @@ def infer(env: SyncEnvironment, deduped: Deduped, run_id: str) -> Inferred:
     with env.progress.stage("infer") as done:
         observed = observe(deduped.accepted)
         tables = sorted(observed.columns)
-        existing = _own_tables(env, tables)
+        catalog = _own_tables(env, tables)
+        existing = {table: catalog[table] and catalog[table].columns for table in tables}
         refused = _tables_over_limit(env, tables, existing)
         tables = [table for table in tables if table not in refused]
         refuse_legacy_tables(env.catalog, env.settings, [table for table in tables if existing[table] is None])
@@ -134,13 +140,13 @@ def infer(env: SyncEnvironment, deduped: Deduped, run_id: str) -> Inferred:
         done(f"{count(len(schemas), 'table')}, {count(sum(len(s.new_columns) for s in schemas.values()), 'new column')}")
     if refused:
         deduped, refused_count = _reject_tables(env, deduped, refused, run_id)
-    return Inferred(schemas, existing, observed, deduped, refused_count)
+    return Inferred(schemas, catalog, observed, deduped, refused_count)
 
 
-def _own_tables(env: SyncEnvironment, tables: list[str]) -> dict[str, list[tuple[str, str]] | None]:
-    """The catalog's columns of the run's tables and the source's record tables (None for a new one), once it is clear
-    that each existing table (the discards and duplicates tables too) is this source's: a table of the same name that another
-    source (or lake) writes would take none of this run's rows, which no query could then see."""
+def _own_tables(env: SyncEnvironment, tables: list[str]) -> dict[str, TableInfo | None]:
+    """The catalog's view of the run's tables and the source's record tables (None for a new one), once it is clear
+    that each existing table (the discards and duplicates tables too) is this source's: a table of the same name that
+    another source (or lake) writes would take none of this run's rows, which no query could then see."""
     settings, prefix = env.settings, env.settings.table_name_prefix
     records = {prefix + DISCARDS_TABLE: env.layout.discards, prefix + DUPLICATES_TABLE: env.state.duplicates_uri}
     found = env.catalog.describe_tables(settings.database, sorted({*tables, *records}))
@@ -152,7 +158,7 @@ def _own_tables(env: SyncEnvironment, tables: list[str]) -> dict[str, list[tuple
                 f"{f'source {owner}' if owner else 'another lake'}'s rows ({info.location}), not source "
                 f"{settings.source_id}'s: give each source its own --glue-database (or --source-slug), or a "
                 f"--table-prefix")
-    return {table: info and info.columns for table, info in found.items()}
+    return found
 
 
 def _tables_over_limit(env: SyncEnvironment, tables: list[str], existing: dict) -> tuple[str, ...]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
+
+from .pool import run_all
 
 
 def normalize_uri(uri: str) -> str:
@@ -68,26 +69,31 @@ def bucket_and_key(uri: str) -> tuple[str, str]:
     return parsed.netloc, parsed.path.lstrip("/")
 
 
-def _copy_object(client, source: str, target: str) -> None:
-    """One server-side copy (over 5 GB, a multipart copy); a refusal names the object and the actions."""
+# what a copy takes over from its source: S3 encrypts a copy by the request (or the bucket's default), not the source
+ENCRYPTION = ("ServerSideEncryption", "SSEKMSKeyId", "BucketKeyEnabled")  # HeadObject's fields, CopyObject's arguments
+COPY_LIMIT = "larger than the maximum allowable size"  # CopyObject takes up to 5 GB
+
+
+def _copy_object(client, source: str, target: str, encryption: dict) -> None:
+    """One server-side copy (over 5 GB, a multipart copy), encrypted as ``encryption`` says; a refusal names the
+    object and the actions."""
     from botocore.exceptions import ClientError
 
     from .errors import InsufficientPermissions
 
     (source_bucket, source_key), (bucket, key) = bucket_and_key(source), bucket_and_key(target)
     try:
-        client.copy_object(Bucket=bucket, Key=key, CopySource={"Bucket": source_bucket, "Key": source_key})
+        client.copy_object(Bucket=bucket, Key=key, CopySource={"Bucket": source_bucket, "Key": source_key}, **encryption)
     except ClientError as error:
-        code = error.response.get("Error", {}).get("Code")
-        if code == "InvalidRequest":  # larger than CopyObject takes
-            client.copy({"Bucket": source_bucket, "Key": source_key}, bucket, key)
+        code, message = error.response.get("Error", {}).get("Code"), error.response.get("Error", {}).get("Message") or ""
+        if code == "InvalidRequest" and COPY_LIMIT in message:
+            client.copy({"Bucket": source_bucket, "Key": source_key}, bucket, key, ExtraArgs=encryption)
             return
         if code in ("AccessDenied", "403"):
             actions = "s3:GetObject and s3:PutObject"
             raise InsufficientPermissions(
-                f"access denied to {actions} (CopyObject) on {key} from {source_key}: "
-                f"{error.response['Error'].get('Message') or code}; give the EMR instance role {actions} on the lake "
-                f"bucket's objects") from error
+                f"access denied to {actions} (CopyObject) on {key} from {source_key}: {message or code}; give the EMR "
+                f"instance role {actions} on the lake bucket's objects (and the use of their KMS key)") from error
         raise
 
 
@@ -223,17 +229,21 @@ class LakeStorage:
     def publish_files(self, moves: list[tuple[str, str]]) -> None:
         """Puts each (source, target) file at its target, replacing it, for a caller that deletes the sources' folder
         next. On S3, which has no rename (s3a's costs 10 to 20 requests of probes, a copy and deletes), one
-        server-side copy each, in a pool of ``COPY_THREADS``, with no existence or folder probe (S3 has no folders):
-        the sources stay until their folder is deleted, so a publish cut short is repeated whole. On a local disk a
-        rename each."""
+        server-side copy each, in a pool of ``COPY_THREADS``, with no existence or folder probe (S3 has no folders),
+        encrypted as the staged files are (one HEAD of the first): the sources stay until their folder is deleted, so
+        a publish cut short is repeated whole. On a local disk a rename each."""
         if not moves or urlparse(moves[0][1]).scheme not in S3_SCHEMES:
             for source, target in moves:
                 self.move(source, target)
             return
         client = self._s3(bucket_and_key(moves[0][1])[0])
-        with ThreadPoolExecutor(min(COPY_THREADS, len(moves)), thread_name_prefix="segment-lake-publish") as pool:
-            for copied in [pool.submit(_copy_object, client, source, target) for source, target in moves]:
-                copied.result()
+        # the staged files are encrypted as their writer (EMRFS under the cluster's key, or s3a) was told to: one HEAD
+        # reads how, and every copy asks for the same
+        source_bucket, source_key = bucket_and_key(moves[0][0])
+        head = client.head_object(Bucket=source_bucket, Key=source_key)
+        encryption = {field: head[field] for field in ENCRYPTION if head.get(field)}
+        run_all(_copy_object, [(client, source, target, encryption) for source, target in moves], COPY_THREADS,
+                "segment-lake-publish")
 
     def _s3(self, bucket: str):
         """boto3's S3 client, at the endpoint Spark's s3a uses for ``bucket`` when one is set (tests, MinIO)."""
@@ -244,8 +254,10 @@ class LakeStorage:
             from botocore.config import Config
 
             path_style = (self._conf.get("fs.s3a.path.style.access") or "").lower() == "true"
+            # the region: the CLI's --aws-region (AWS_DEFAULT_REGION), or boto3's configuration; an unreachable
+            # endpoint fails in seconds, not a minute a try
             self._s3_clients[endpoint] = boto3.client("s3", endpoint_url=endpoint, config=Config(
-                max_pool_connections=COPY_THREADS, retries={"mode": "standard", "max_attempts": 10},
+                max_pool_connections=COPY_THREADS, retries={"mode": "standard", "max_attempts": 10}, connect_timeout=10,
                 s3={"addressing_style": "path"} if path_style else None))
         return self._s3_clients[endpoint]
 

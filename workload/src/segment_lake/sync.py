@@ -118,9 +118,9 @@ class Sync:
         inferred = infer(env, deduped, manifest.run_id)
         result.rejected_count += inferred.refused_count
         result.row_count = inferred.deduped.row_count
-        changes, record = table_changes(env, inferred), env.state.registered()
-        registered = background.submit(env.catalog.register, env.settings.database,
-                                       unregistered(changes, inferred.existing, record), inferred.existing)
+        changes, record, database = table_changes(env, inferred), env.state.registered(), env.settings.database
+        registered = background.submit(env.catalog.register, database,
+                                       unregistered(database, changes, inferred.catalog, record), inferred.catalog)
         schemas = inferred.schemas
         with env.progress.stage("write", f"casting and writing {count(len(schemas), 'table')} as Parquet") as done:
             files = write(env, inferred, manifest.run_id)
@@ -137,12 +137,12 @@ class Sync:
             is_new=inferred.existing[table] is None) for table, schema in schemas.items()]
         with env.progress.stage("catalog") as done:
             registered.result()
-            if recorded(record, changes) != record:
-                env.state.record_registered(recorded(record, changes))
+            if recorded(database, record, changes, inferred.catalog) != record:
+                env.state.record_registered(recorded(database, record, changes, inferred.catalog))
             reports_ready.result()
             records = record_changes(env, manifest.run_id, published, deduped.duplicate_count)
             if records:
-                env.catalog.register(env.settings.database, records, inferred.existing)
+                env.catalog.register(database, records, inferred.catalog)
             done(f"{count(len(schemas) + len(records), 'table')} up to date")
         # reported before the state advances: a crash in between redoes the run, which rewrites this same report,
         # so the finished reports count every landed event once

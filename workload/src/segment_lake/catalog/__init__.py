@@ -37,10 +37,14 @@ class TableChange:
 
 @dataclass(frozen=True)
 class TableInfo:
-    """What a catalog holds of a table: its data columns (name, type) in order, and its location."""
+    """What a catalog holds of a table: its data columns (name, type) in order, its location, when the catalog made it
+    (a table dropped and made again under its name is another), and in Glue its storage descriptor but for columns
+    and location (the table's format, which its new partitions take)."""
 
     columns: list[tuple[str, str]]
     location: str
+    created: str = ""
+    storage: dict | None = None
 
 
 class Catalog(Protocol):
@@ -60,9 +64,9 @@ class Catalog(Protocol):
         """The values of every partition the table has."""
 
     def register(self, database: str, changes: list[TableChange],
-                 known: Mapping[str, list[tuple[str, str]] | None] | None = None) -> None:
+                 known: Mapping[str, TableInfo | None] | None = None) -> None:
         """Create the missing tables (EXTERNAL, in their format), append the columns they lack and add the
-        partitions they lack. ``known``: tables' columns (None: missing) as the run read them, not read again."""
+        partitions they lack. ``known``: tables (None: missing) as the run read them, not read again."""
 
     def partition_locations(self, database: str, table: str) -> dict[tuple[str, ...], str]:
         """Every partition's values and location."""

@@ -9,9 +9,10 @@ threads under botocore's adaptive retries (a throttled account slows the run dow
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 
+from ..pool import run_all
 from . import TableChange, TableInfo
 
 STORAGE = {
@@ -67,34 +68,34 @@ class GlueCatalog:
             for page in self.glue.get_paginator("get_tables").paginate(DatabaseName=database, **self._catalog):
                 for table in page["TableList"]:
                     descriptor = table["StorageDescriptor"]
-                    found[table["Name"]] = TableInfo([(c["Name"], c["Type"]) for c in descriptor["Columns"]],
-                                                     descriptor.get("Location", ""))
+                    found[table["Name"]] = TableInfo(
+                        [(c["Name"], c["Type"]) for c in descriptor["Columns"]], descriptor.get("Location", ""),
+                        str(table.get("CreateTime", "")),
+                        {k: v for k, v in descriptor.items() if k not in ("Columns", "Location")})
         except self.glue.exceptions.EntityNotFoundException:  # no database yet
             pass
         return {table: found.get(table) for table in tables}
 
-    def register(self, database, changes: list[TableChange],
-                 known: Mapping[str, list[tuple[str, str]] | None] | None = None):
-        """``known``: the columns of tables the run already read (None: missing), which are not read again."""
+    def register(self, database, changes: list[TableChange], known: Mapping[str, TableInfo | None] | None = None):
+        """``known``: the tables the run already read (None: missing), which are not read again."""
         known = dict(known or {})
         unknown = [change.table for change in changes if change.table not in known]
         if unknown:
-            known.update(self.tables_columns(database, unknown))
-        with ThreadPoolExecutor(min(self.threads, len(changes)) or 1, thread_name_prefix="segment-lake-glue") as pool:
-            for registered in [pool.submit(self._register, database, change, known[change.table]) for change in changes]:
-                registered.result()
+            known.update(self.describe_tables(database, unknown))
+        run_all(self._register, [(database, change, known[change.table]) for change in changes], self.threads,
+                "segment-lake-glue")
 
-    def _register(self, database, change: TableChange, columns: list[tuple[str, str]] | None):
-        if columns is None:
+    def _register(self, database, change: TableChange, info: TableInfo | None):
+        if info is None:
             if self.create_table(database, change):
                 self._create_partitions(database, change, change.columns)  # a new table has none to read first
                 return
-            columns = self.tables_columns(database, [change.table])[change.table]  # another sync created it meanwhile
-        known = {name for name, _ in columns}
+            info = self.describe_tables(database, [change.table])[change.table]  # another sync created it meanwhile
+        known = {name for name, _ in info.columns}
         appended = [(n, t) for n, t in change.columns if n not in known]
         if appended:
             self.add_columns(database, change.table, appended)
-        self.add_partitions(database, change, [*columns, *appended])
+        self.add_partitions(database, change, [*info.columns, *appended], info.storage)
 
     def partition_locations(self, database, table):
         return {tuple(p["Values"]): p["StorageDescriptor"]["Location"]
@@ -108,14 +109,12 @@ class GlueCatalog:
         wanted = [list(values) for values in locations]
         for start in range(0, len(wanted), UPDATE_BATCH):
             chunk = wanted[start:start + UPDATE_BATCH]
-            found = self.glue.batch_get_partition(DatabaseName=database, TableName=table, **self._catalog,
-                                                  PartitionsToGet=[{"Values": values} for values in chunk])
-            if len(found.get("Partitions", [])) != len(chunk):
-                raise RuntimeError(f"Glue has {len(found.get('Partitions', []))} of {len(chunk)} partitions of "
+            found = self._get_partitions(database, table, chunk)
+            if len(found) != len(chunk):
+                raise RuntimeError(f"Glue has {len(found)} of {len(chunk)} partitions of "
                                    f"{database}.{table} to point elsewhere: they were removed meanwhile")
             self._update_partitions(database, table, [
-                (p, {"Location": glue_location(locations[tuple(p["Values"])]), "Columns": columns})
-                for p in found["Partitions"]])
+                (p, {"Location": glue_location(locations[tuple(p["Values"])]), "Columns": columns}) for p in found])
 
     def _update_partitions(self, database, table, updates: list[tuple[dict, dict]]):
         """Applies each (partition as Glue returned it, its storage descriptor's changed keys), in batches."""
@@ -179,31 +178,46 @@ class GlueCatalog:
         table_input["StorageDescriptor"] = descriptor
         self.glue.update_table(DatabaseName=database, TableInput=table_input, SkipArchive=True, **self._catalog)
 
-    def add_partitions(self, database, change: TableChange, columns: list[tuple[str, str]]) -> int:
+    def add_partitions(self, database, change: TableChange, columns: list[tuple[str, str]],
+                       storage: dict | None = None) -> int:
         """Creates the partitions the table lacks, and gives those it has the table's ``columns``: Hive's SerDe
         reads a partition through its own column list, and would read a column a later run added to its files as
         NULL (Athena maps columns by name and is not affected). Creates first and reads back only the partitions
-        Glue already had: a run's new hour is one call. Returns how many it created."""
-        table, existed = change.table, self._create_partitions(database, change, columns)
+        Glue already had: a run's new hour is one call. ``storage``: the table's storage descriptor but for columns
+        and location, which new partitions take (default: the format's, as ``create_table`` writes it). Returns how
+        many it created."""
+        table, existed = change.table, self._create_partitions(database, change, columns, storage)
         found = []
         for start in range(0, len(existed), GET_BATCH):
-            chunk = [{"Values": list(values)} for values in existed[start:start + GET_BATCH]]
-            found += self.glue.batch_get_partition(DatabaseName=database, TableName=table, PartitionsToGet=chunk,
-                                                   **self._catalog).get("Partitions", [])
+            found += self._get_partitions(database, table, [list(values) for values in existed[start:start + GET_BATCH]])
         listed = [{"Name": name, "Type": kind} for name, kind in columns]
         stale = [p for p in found
                  if [(c["Name"], c["Type"]) for c in p["StorageDescriptor"].get("Columns", [])] != list(map(tuple, columns))]
         self._update_partitions(database, table, [(p, {"Columns": listed}) for p in stale])
         return len(change.partitions) - len(existed)
 
-    def _create_partitions(self, database, change: TableChange, columns) -> list[tuple[str, ...]]:
-        """Creates the change's partitions with ``columns`` and the table's storage (as ``create_table`` writes it);
-        returns the values of those Glue already had."""
-        existed = []
+    def _get_partitions(self, database, table, wanted: list[list[str]], attempts: int = 10) -> list[dict]:
+        """The partitions of these values that exist, asking again for those Glue left unprocessed (throttled)."""
+        found = []
+        for attempt in range(attempts):
+            result = self.glue.batch_get_partition(DatabaseName=database, TableName=table, **self._catalog,
+                                                   PartitionsToGet=[{"Values": values} for values in wanted])
+            found += result.get("Partitions", [])
+            wanted = [key["Values"] for key in result.get("UnprocessedKeys", [])]
+            if not wanted:
+                return found
+            time.sleep(min(20.0, 0.1 * 2 ** attempt))
+        raise RuntimeError(f"Glue left {len(wanted)} partitions of {database}.{table} unread after {attempts} attempts: "
+                           f"it is throttling the account; the next sync registers them")
+
+    def _create_partitions(self, database, change: TableChange, columns, storage: dict | None = None) -> list[tuple[str, ...]]:
+        """Creates the change's partitions with ``columns`` and ``storage`` (default: the format's); returns the
+        values of those Glue already had."""
+        existed, storage = [], storage or STORAGE[change.format]
         for start in range(0, len(change.partitions), CREATE_BATCH):
             inputs = [{"Values": list(change.partitions[index]), "StorageDescriptor": {
-                "Columns": [{"Name": n, "Type": t} for n, t in columns],
-                "Location": glue_location(change.partition_location(index)), **STORAGE[change.format]}}
+                **storage, "Columns": [{"Name": n, "Type": t} for n, t in columns],
+                "Location": glue_location(change.partition_location(index))}}
                 for index in range(start, min(start + CREATE_BATCH, len(change.partitions)))]
             result = self.glue.batch_create_partition(DatabaseName=database, TableName=change.table,
                                                       PartitionInputList=inputs, **self._catalog)

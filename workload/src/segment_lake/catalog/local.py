@@ -38,7 +38,8 @@ class LocalCatalog:
         if not self.spark.catalog.databaseExists(database):
             return {table: None for table in tables}
         found = json.loads(self._tables().describe(self.spark._jsparkSession, database, json.dumps(list(tables))))
-        return {table: None if info is None else TableInfo([tuple(c) for c in info["columns"]], info["location"])
+        return {table: None if info is None else TableInfo([tuple(c) for c in info["columns"]], info["location"],
+                                                           info["created"])
                 for table, info in found.items()}
 
     def partitions(self, database, table):

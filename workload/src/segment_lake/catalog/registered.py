@@ -1,8 +1,9 @@
 """What the catalog already holds of the source's tables, as the source's state remembers it: for each table, the
 partitions the last run that wrote it registered and the columns it gave them. A run registers only what the record
 does not show (a second run within the hour sends Glue nothing for a table with no new column), and records what it
-registered once the catalog has taken it. A table dropped meanwhile is registered again (the run finds it missing); a
-partition dropped by hand comes back with the next run that writes it and is not in the record."""
+registered once the catalog has taken it. An entry holds for the table it was made for (database, name and the time the
+catalog made it): a table dropped meanwhile, or dropped and made again, is registered again. A partition dropped by
+hand comes back with the next run that writes it and is not in the record."""
 from __future__ import annotations
 
 import hashlib
@@ -10,23 +11,28 @@ import json
 from collections.abc import Mapping
 from dataclasses import replace
 
-from . import TableChange
+from . import TableChange, TableInfo
 
-Record = dict[str, dict]  # table -> {"columns": digest, "partitions": [[value, ...], ...]}
+Record = dict[str, dict]  # table -> {"table": identity, "columns": digest, "partitions": [[value, ...], ...]}
 
 
 def columns_digest(columns) -> str:
     return hashlib.sha256(json.dumps([list(column) for column in columns]).encode()).hexdigest()[:16]
 
 
-def unregistered(changes: list[TableChange], known: Mapping[str, list[tuple[str, str]] | None],
+def identity(database: str, table: str, info: TableInfo) -> str:
+    return f"{database}.{table} made {info.created}"
+
+
+def unregistered(database: str, changes: list[TableChange], known: Mapping[str, TableInfo | None],
                  record: Record) -> list[TableChange]:
-    """``changes`` without the partitions the record shows registered with the columns the table has (``known``, as
-    the run read the catalog); a table left with no partition and no new column is left out."""
+    """``changes`` without the partitions the record shows registered, in this same table, with the columns the table
+    has (``known``: the tables as the run read them); a table left with no partition and no new column is left out."""
     kept = []
     for change in changes:
-        entry, columns = record.get(change.table), known.get(change.table)
-        if (entry is None or columns is None or list(map(tuple, columns)) != list(change.columns)
+        entry, info = record.get(change.table), known.get(change.table)
+        if (entry is None or info is None or not info.created or entry["table"] != identity(database, change.table, info)
+                or list(map(tuple, info.columns)) != list(change.columns)
                 or entry["columns"] != columns_digest(change.columns)):
             kept.append(change)
             continue
@@ -39,7 +45,9 @@ def unregistered(changes: list[TableChange], known: Mapping[str, list[tuple[str,
     return kept
 
 
-def recorded(record: Record, changes: list[TableChange]) -> Record:
-    """The record once ``changes`` are registered: each of their tables with its partitions and columns."""
-    return {**record, **{change.table: {"columns": columns_digest(change.columns),
-                                        "partitions": sorted(map(list, change.partitions))} for change in changes}}
+def recorded(database: str, record: Record, changes: list[TableChange], known: Mapping[str, TableInfo | None]) -> Record:
+    """The record once ``changes`` are registered: each of their tables the run found (one it made is recorded by
+    the next run that writes it, which reads when the catalog made it) with its partitions and columns."""
+    return {**record, **{change.table: {
+        "table": identity(database, change.table, known[change.table]), "columns": columns_digest(change.columns),
+        "partitions": sorted(map(list, change.partitions))} for change in changes if known.get(change.table)}}

@@ -62,6 +62,7 @@ public class HiveTables {
             Map info = new LinkedHashMap();
             info.put("columns", columns);
             info.put("location", table.location().toString());
+            info.put("created", String.valueOf(table.createTime()));
             result.put(table.identifier().table(), info);
         }
         return JSON.writeValueAsString(result);

@@ -1,0 +1,20 @@
+"""Calls that each wait on a round trip (a Glue request, an S3 copy), run on a bounded pool of threads."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+
+def run_all(call: Callable, arguments: Iterable[tuple], threads: int, name: str) -> None:
+    """``call(*each)`` for each of ``arguments``, ``threads`` at a time. The first failure cancels the calls not begun
+    (a run that fails does not wait for a thousand more to fail too) and is raised once the running ones end."""
+    arguments = list(arguments)
+    if not arguments:
+        return
+    with ThreadPoolExecutor(min(threads, len(arguments)), thread_name_prefix=name) as pool:
+        futures = [pool.submit(call, *each) for each in arguments]
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        failed = next((future for future in futures if future in done and future.exception()), None)
+        if failed:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise failed.exception()
