@@ -100,9 +100,12 @@ def test_the_record_of_registered_partitions_skips_what_the_catalog_holds():
            for name in ("a", "b", "new")]
     found = {**known(run[:2], COLUMNS), "new": None}
     record = recorded("db", {}, run, found)
-    assert set(record) == {"a", "b"}  # a table the run made is recorded by the next run that finds it
     assert unregistered("db", run, found, {}) == run  # nothing recorded: everything is registered
     assert unregistered("db", run, found, record) == [run[2]]  # a table the run found missing is always registered
+    # a table the recording run made is known by name until the next run that finds it records its creation time
+    made = {**found, "new": TableInfo(list(COLUMNS), "s3a://l/new", "2024-01-02 05:00:00")}
+    assert unregistered("db", run, made, record) == []
+    assert recorded("db", record, run, made)["new"]["table"] == "db.new made 2024-01-02 05:00:00"
     later = [TableChange("a", COLUMNS, ("day", "hr"), (("2024-01-02", "06"), ("2024-01-02", "07")), "s3a://l/a"),
              TableChange("b", (*COLUMNS, ("plan", "string")), ("day", "hr"), (("2024-01-02", "06"),), "s3a://l/b")]
     assert unregistered("db", later, found, record) == [

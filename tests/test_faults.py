@@ -103,7 +103,7 @@ def test_an_s3_403_names_the_action_and_the_object_and_a_rerun_lands_everything(
     assert source["error"].startswith("access denied to s3:GetObject and s3:PutObject (CopyObject) on "
                                       "segment-data/data/src1/")
     assert source["error"].endswith(": Access Denied; give the EMR instance role s3:GetObject and s3:PutObject on the "
-                                    "lake bucket's objects")
+                                    "lake bucket's objects (and the use of their KMS key)")
 
     proxy.plan = {}  # the permission granted: the redo lands everything once
     rerun = lake.sync()

@@ -2,7 +2,8 @@
 partitions the last run that wrote it registered and the columns it gave them. A run registers only what the record
 does not show (a second run within the hour sends Glue nothing for a table with no new column), and records what it
 registered once the catalog has taken it. An entry holds for the table it was made for (database, name and the time the
-catalog made it): a table dropped meanwhile, or dropped and made again, is registered again. A partition dropped by
+catalog made it; a table the recording run made itself, by database and name until the next run records its time): a
+table dropped meanwhile, or dropped and made again, is registered again. A partition dropped by
 hand comes back with the next run that writes it and is not in the record."""
 from __future__ import annotations
 
@@ -20,8 +21,10 @@ def columns_digest(columns) -> str:
     return hashlib.sha256(json.dumps([list(column) for column in columns]).encode()).hexdigest()[:16]
 
 
-def identity(database: str, table: str, info: TableInfo) -> str:
-    return f"{database}.{table} made {info.created}"
+def identity(database: str, table: str, info: TableInfo | None) -> str:
+    """The table an entry holds for; one the recording run made itself is known by name (its creation time is read
+    by the next run that finds it, and recorded then)."""
+    return f"{database}.{table} made {info.created if info else 'by the run'}"
 
 
 def unregistered(database: str, changes: list[TableChange], known: Mapping[str, TableInfo | None],
@@ -31,7 +34,8 @@ def unregistered(database: str, changes: list[TableChange], known: Mapping[str, 
     kept = []
     for change in changes:
         entry, info = record.get(change.table), known.get(change.table)
-        if (entry is None or info is None or not info.created or entry["table"] != identity(database, change.table, info)
+        if (entry is None or info is None or entry["table"] not in (identity(database, change.table, info),
+                                                                   identity(database, change.table, None))
                 or list(map(tuple, info.columns)) != list(change.columns)
                 or entry["columns"] != columns_digest(change.columns)):
             kept.append(change)
@@ -46,8 +50,7 @@ def unregistered(database: str, changes: list[TableChange], known: Mapping[str, 
 
 
 def recorded(database: str, record: Record, changes: list[TableChange], known: Mapping[str, TableInfo | None]) -> Record:
-    """The record once ``changes`` are registered: each of their tables the run found (one it made is recorded by
-    the next run that writes it, which reads when the catalog made it) with its partitions and columns."""
+    """The record once ``changes`` are registered: each of their tables with its partitions and columns."""
     return {**record, **{change.table: {
-        "table": identity(database, change.table, known[change.table]), "columns": columns_digest(change.columns),
-        "partitions": sorted(map(list, change.partitions))} for change in changes if known.get(change.table)}}
+        "table": identity(database, change.table, known.get(change.table)), "columns": columns_digest(change.columns),
+        "partitions": sorted(map(list, change.partitions))} for change in changes}}
