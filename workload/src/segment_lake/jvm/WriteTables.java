@@ -171,16 +171,16 @@ public class WriteTables implements FlatMapFunction {
         final OutputWriter writer;
         long rows;
 
-        Output(String kind, String table, String partition, String path, StructType schema, Configuration base,
-               int partitionId, int attempt) {
+        /** ``context``: the task's, shared by its files (a copy of the settings for each of thousands of small
+         *  files cost as much as writing them); the writer reads the schema from it once, as it starts. */
+        Output(String kind, String table, String partition, String path, StructType schema,
+               TaskAttemptContextImpl context) {
             this.kind = kind;
             this.table = table;
             this.partition = partition;
             this.path = path;
-            Configuration conf = new Configuration(base);
-            ParquetWriteSupport$.MODULE$.setSchema(schema, conf);
-            TaskAttemptID id = new TaskAttemptID("segmentlake", 0, TaskType.MAP, partitionId, attempt);
-            writer = new ParquetOutputWriter(path, new TaskAttemptContextImpl(conf, id));
+            ParquetWriteSupport$.MODULE$.setSchema(schema, context.getConfiguration());
+            writer = new ParquetOutputWriter(path, context);
         }
 
         void write(InternalRow row) {
@@ -195,9 +195,8 @@ public class WriteTables implements FlatMapFunction {
     }
 
     final class Task {
-        final Configuration hadoop;
+        final TaskAttemptContextImpl context;
         final String prefix;
-        final int partitionId, attempt;
         final Map tables = new HashMap();
         final List written = new ArrayList();
         Output data, discards, landed;
@@ -206,10 +205,9 @@ public class WriteTables implements FlatMapFunction {
         int files;
 
         Task(Configuration hadoop, String prefix, int partitionId, int attempt) {
-            this.hadoop = hadoop;
+            this.context = new TaskAttemptContextImpl(
+                hadoop, new TaskAttemptID("segmentlake", 0, TaskType.MAP, partitionId, attempt));
             this.prefix = prefix;
-            this.partitionId = partitionId;
-            this.attempt = attempt;
         }
 
         void write(InternalRow row) {
@@ -222,7 +220,7 @@ public class WriteTables implements FlatMapFunction {
                 current = table(table.toString());
                 data = new Output("data", current.name, partition.toString(),
                                   stage + "/tables/" + current.name + "/" + partition + "/" + prefix + (files++) + ".snappy.parquet",
-                                  current.schema, hadoop, partitionId, attempt);
+                                  current.schema, context);
             }
             Object[] values = new Object[current.types.length];
             ArrayData parsed = row.getArray(in.discards);
@@ -256,7 +254,7 @@ public class WriteTables implements FlatMapFunction {
             data.write(new GenericInternalRow(values));
             if (landed == null) {
                 landed = new Output("landed", null, null, stage + "/landed/" + prefix + (files++) + ".snappy.parquet",
-                                    LANDED_SCHEMA, hadoop, partitionId, attempt);
+                                    LANDED_SCHEMA, context);
             }
             landed.write(new GenericInternalRow(new Object[] {row.getUTF8String(in.messageId), receivedAt(row)}));
         }
@@ -268,7 +266,7 @@ public class WriteTables implements FlatMapFunction {
         void discard(InternalRow row, UTF8String column, UTF8String value, UTF8String reason) {
             if (discards == null) {
                 discards = new Output("discards", null, null, stage + "/discards/" + prefix + (files++) + ".snappy.parquet",
-                                      discardsSchema, hadoop, partitionId, attempt);
+                                      discardsSchema, context);
             }
             Object[] record = new Object[discardsAt.length];
             Object[] values = {UTF8String.fromString(current.name), column, row.getUTF8String(in.messageId), receivedAt(row),
