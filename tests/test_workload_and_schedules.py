@@ -224,3 +224,16 @@ def test_no_compaction_schedule_when_none_is_asked_for():
     schedules = resources(synth_small_lake("no-compaction", compaction_schedule_expression=None),
                           "aws_scheduler_schedule").values()
     assert [s["name"] for s in schedules] == ["segment-lake-web"]
+
+
+def test_a_projected_source_asks_its_syncs_and_replays_for_projection():
+    from segment_data_lake.schedule import compact_command, sync_command
+    from segment_data_lake.sources import SegmentSource
+    from segment_lake.cli import parser
+
+    plain, projected = (SegmentSource("9aQ1bC2dE3", "web", partition_projection=flag) for flag in (False, True))
+    for command in ("sync", "replay"):
+        window = ["--from", "2024-01-01", "--to", "2024-01-02"] if command == "replay" else []
+        assert parser().parse_args(sync_command(projected, "b", "us-east-1", command=command) + window).partition_projection
+        assert not parser().parse_args(sync_command(plain, "b", "us-east-1", command=command) + window).partition_projection
+    assert "--partition-projection" not in compact_command(projected, "b", "us-east-1")  # compaction has no such option

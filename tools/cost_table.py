@@ -117,21 +117,26 @@ def catalog_table() -> str:
     """Glue's objects, storage and requests and S3's requests by event types, at 12 syncs a day (a table and an hour
     of events is one partition and one file)."""
     writes, reads = s3_requests_per_file()
-    lines = [f"| event types ({CATALOG_EVENTS_A_DAY:,} events a day) | Glue objects after a year | Glue storage in month "
-             "12 | Glue requests a month | S3 requests a month |", "| ---: | ---: | ---: | ---: | ---: |"]
+    lines = [f"| event types ({CATALOG_EVENTS_A_DAY:,} events a day) | partitions | Glue objects after a year | Glue "
+             "storage in month 12 | Glue requests a month | S3 requests a month |",
+             "| ---: | --- | ---: | ---: | ---: | ---: |"]
     for types in EVENT_TYPES:
-        objects = types + types * 24 * 365
-        storage = max(0, objects - GLUE_FREE_OBJECTS) / 100_000 * GLUE_PER_100K_OBJECTS
-        # a sync: one GetTables page per 100 tables, one BatchCreatePartition per table, a few for the database and
-        # its report
-        requests = DAYS_A_MONTH * TICKS_A_DAY * (types / 100 + types + 4)
-        glue = max(0, requests - GLUE_FREE_REQUESTS) / 1_000_000 * GLUE_PER_MILLION_REQUESTS
-        files = DAYS_A_MONTH * TICKS_A_DAY * types * HOURS_A_TICK
-        s3 = files * (writes * S3_WRITE_PER_1000 + reads * S3_READ_PER_1000) / 1000
-        lines.append(f"| {types:,} | {objects:,} | ${storage:,.2f} | {requests:,.0f} (${glue:,.2f}) | "
-                     f"{files * (writes + reads):,.0f} (${s3:,.2f}) |")
+        for projected in (False, True):
+            # projected (--partition-projection): one object a table, no request for a new hour
+            objects = types + (0 if projected else types * 24 * 365)
+            storage = max(0, objects - GLUE_FREE_OBJECTS) / 100_000 * GLUE_PER_100K_OBJECTS
+            # a sync: one GetTables page per 100 tables, one BatchCreatePartition per table, a few for the database
+            # and its report
+            requests = DAYS_A_MONTH * TICKS_A_DAY * (types / 100 + (0 if projected else types) + 4)
+            glue = max(0, requests - GLUE_FREE_REQUESTS) / 1_000_000 * GLUE_PER_MILLION_REQUESTS
+            files = DAYS_A_MONTH * TICKS_A_DAY * types * HOURS_A_TICK
+            s3 = files * (writes * S3_WRITE_PER_1000 + reads * S3_READ_PER_1000) / 1000
+            lines.append(f"| {types:,} | {'projected' if projected else 'in Glue'} | {objects:,} | ${storage:,.2f} | "
+                         f"{requests:,.0f} (${glue:,.2f}) | {files * (writes + reads):,.0f} (${s3:,.2f}) |")
     lines.append("")
-    lines.append(f"Inputs: every event type has events every hour (one partition and one file a table and hour); "
+    lines.append(f"Inputs: every event type has events every hour (one partition and one file a table and hour; "
+                 f"projected: the tables carry Athena's partition projection instead, `--partition-projection`, read "
+                 f"by Athena only: docs/lake-format.md, Partition projection); "
                  f"{TICKS_A_DAY} syncs a day; S3 requests a published file as the hourly sync of "
                  f"`{ROUND_TRIPS.relative_to(ROUND_TRIPS.parents[2])}` counted them: {writes:.2f} PUT, COPY, POST or "
                  f"LIST and {reads:.2f} GET or HEAD, every stage included; prices, us-east-1 as AWS publishes them "

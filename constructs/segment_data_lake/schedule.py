@@ -48,7 +48,7 @@ def sync_command(source: SegmentSource, bucket_name: str, region: str, workspace
             "--input", f"s3://{bucket_name}/segment-logs/{source.source_id}/", *_lake_and_naming(source, bucket_name, region)]
     if workspace_id:
         args += ["--workspace-id", workspace_id]
-    return args
+    return args + ["--partition-projection"] if source.partition_projection else args
 
 
 def compact_command(source: SegmentSource, bucket_name: str, region: str) -> list[str]:

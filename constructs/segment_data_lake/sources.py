@@ -25,6 +25,11 @@ class SegmentSource:
         sources share a database.
     :param date_partition: ``day_hour`` (default), ``year_month_day_hour``,
         ``year_month_day`` or ``day``.
+    :param partition_projection: the event tables the syncs create get Athena partition
+        projection: Glue holds one object per table instead of one per table and hour, and
+        a sync makes no Glue request for a new hour. Only Athena sees their partitions
+        (Spark and Hive on EMR, Redshift Spectrum and Glue jobs see none), and compaction
+        leaves them alone (default False; docs/lake-format.md, Partition projection).
     """
 
     source_id: str
@@ -32,6 +37,7 @@ class SegmentSource:
     glue_database: str | None = None
     table_prefix: str = ""
     date_partition: str = "day_hour"
+    partition_projection: bool = False
 
     def __post_init__(self) -> None:
         validation.matches_name(self.source_id, contract.SOURCE_ID)

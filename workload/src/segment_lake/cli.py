@@ -99,6 +99,9 @@ SYNC = (
     option("--metrics-namespace", default=METRICS_NAMESPACE if on_emr() else "", metavar="NAMESPACE",
            help=f"write the run's figures as CloudWatch metrics of the source in this namespace, in --aws-region "
                 f"(default on EMR: {METRICS_NAMESPACE}; elsewhere '', none)"),
+    option("--partition-projection", action="store_true",
+           help="Glue tables this run creates get Athena partition projection instead of one Glue partition per "
+                "hour; only Athena then sees their partitions (docs/lake-format.md, Partition projection)"),
     VERBOSE)
 
 
@@ -128,7 +131,10 @@ def _catalog(spark, settings, args: argparse.Namespace):
     from .catalog.glue import GlueCatalog
     from .catalog.local import LocalCatalog
 
-    return LocalCatalog(spark) if settings.catalog == "local" else GlueCatalog(region=args.aws_region)
+    if settings.catalog == "local":
+        return LocalCatalog(spark)
+    return GlueCatalog(region=args.aws_region, date_layout=DATE_PARTITIONS[settings.date_partition],
+                       project_new_tables=getattr(settings, "partition_projection", False))
 
 
 def run_sync(args: argparse.Namespace) -> int:
@@ -145,7 +151,7 @@ def run_sync(args: argparse.Namespace) -> int:
         max_columns_per_table=args.max_columns_per_table, max_tables_per_source=args.max_tables_per_source,
         workspace_id=args.workspace_id, replay_from=getattr(args, "replay_from", None),
         replay_to=getattr(args, "replay_to", None), lock_wait_minutes=args.wait_for_lock,
-        metrics_namespace=args.metrics_namespace or None)
+        metrics_namespace=args.metrics_namespace or None, partition_projection=args.partition_projection)
     local_input = _local_path(settings.input_uri)
     if local_input is not None and not os.path.exists(local_input):  # before Spark starts or the lake is touched
         raise missing_input(settings.input_uri)

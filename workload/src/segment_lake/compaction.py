@@ -28,10 +28,12 @@ from pyspark.sql import SparkSession
 from segment_lake_contract import DATE_PARTITIONS
 
 from .catalog import Catalog, location_key, same_location
+from .catalog.projection import is_projected
 from .errors import InvalidSettings
 from .journal import JournaledOperation, Record, begin, finish, finish_unfinished, summary
 from .landed_index import IndexCompaction, compact_index
 from .layout import LakeLayout, data_file_name, file_name
+from .progress import count
 from .route import partition_keys, partition_path, partition_span
 from .state import SourceState, new_run_id
 from .storage import FileInfo, LakeStorage, join
@@ -182,11 +184,14 @@ class Compaction:
         for info in listed:
             if info.uri.endswith(".parquet"):
                 folders[location_key(info.uri.rsplit("/", 1)[0])].append(info)
-        found = defaultdict(list)
+        found, projected = defaultdict(list), []
         for name in self.layout.table_folders(self.storage):
             table, root = self.prefix + name, self.layout.table(name)
-            known = self.catalog.tables_columns(self.database, [table])[table]
+            known = self.catalog.describe_tables(self.database, [table])[table]
             if known is None:
+                continue
+            if is_projected(known.parameters):  # no partition to point at the merged files
+                projected.append(table)
                 continue
             for values, location in self.catalog.partition_locations(self.database, table).items():
                 if len(values) != len(self.keys):
@@ -199,6 +204,10 @@ class Compaction:
                         or len(files) <= files_wanted(sum(f.size for f in files), target)):
                     continue
                 found[table].append((values, folder, files))
+        if projected:
+            self.progress(f"compact: {count(len(projected), 'table')} with partition projection left as they are "
+                          f"({', '.join(projected[:3])}{', ...' if len(projected) > 3 else ''}): Athena reads them at "
+                          f"fixed folders, which a compaction cannot switch")
         return found
 
     def _merge(self, journal: CompactionJournal, slot: int, table: str,

@@ -118,6 +118,7 @@ class SyncSettings(SourceSettings):
     replay_to: date | None = None
     lock_wait_minutes: int = 0  # while another run holds the source's lock, wait this long for it before refusing
     metrics_namespace: str | None = None  # CloudWatch namespace of the run's metrics (metrics.py); None: none
+    partition_projection: bool = False  # Glue tables the run creates are projected (catalog/projection.py)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -130,6 +131,9 @@ class SyncSettings(SourceSettings):
             raise InvalidSettings(f"max tables per source {self.max_tables_per_source} must be at least 1")
         if self.metrics_namespace:
             _check(self.metrics_namespace, METRICS_NAMESPACE_NAME)
+        if self.partition_projection and self.catalog != "glue":
+            raise InvalidSettings("--partition-projection is read by Athena from Glue tables only: pass --catalog glue, "
+                                  "or leave it out (the local catalog registers every partition)")
         if self.lock_wait_minutes < 0:
             raise InvalidSettings(f"--wait-for-lock {self.lock_wait_minutes} must be 0 or more minutes")
         if (self.replay_from is None) != (self.replay_to is None):

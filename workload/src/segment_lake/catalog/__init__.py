@@ -39,12 +39,13 @@ class TableChange:
 class TableInfo:
     """What a catalog holds of a table: its data columns (name, type) in order, its location, when the catalog made it
     (a table dropped and made again under its name is another), and in Glue its storage descriptor but for columns
-    and location (the table's format, which its new partitions take)."""
+    and location (the table's format, which its new partitions take) and its parameters (projection.py)."""
 
     columns: list[tuple[str, str]]
     location: str
     created: str = ""
     storage: dict | None = None
+    parameters: dict[str, str] | None = None
 
 
 class Catalog(Protocol):

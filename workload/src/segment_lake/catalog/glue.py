@@ -5,7 +5,8 @@ when missing, in batches Glue accepts.
 Every call is a round trip (tens of milliseconds), so a run's cost is counted in calls: one GetTables pass for the
 run's tables, then for each table one BatchCreatePartition for a new hour (a new table: CreateTable too; new columns:
 GetTable and UpdateTable; an hour that already existed: a BatchGetPartition of those), with the tables on a pool of
-threads under botocore's adaptive retries (a throttled account slows the run down instead of failing it)."""
+threads under botocore's adaptive retries (a throttled account slows the run down instead of failing it). A projected
+table (projection.py) has no partitions in Glue: a run sends it nothing but new columns and wider ranges."""
 from __future__ import annotations
 
 import os
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 
 from ..pool import run_all
 from . import TableChange, TableInfo
+from .projection import changed_parameters, is_projected, projection_parameters
 
 STORAGE = {
     "parquet": {
@@ -44,8 +46,11 @@ def glue_location(uri: str) -> str:
 
 class GlueCatalog:
     def __init__(self, client=None, catalog_id: str | None = None, region: str | None = None,
-                 threads: int = THREADS) -> None:
-        """``threads``: tables registered at once."""
+                 threads: int = THREADS, date_layout: tuple[tuple[str, str], ...] = (),
+                 project_new_tables: bool = False) -> None:
+        """``threads``: tables registered at once. ``date_layout``: the keys and formats of the event tables' date
+        partitions (segment_lake_contract.DATE_PARTITIONS); the tables partitioned so that are projected when
+        ``project_new_tables`` and the sync creates them, and when made so."""
         if client is None:
             import boto3
             from botocore.config import Config
@@ -56,6 +61,7 @@ class GlueCatalog:
                                   config=Config(retries={"mode": "adaptive", "max_attempts": 10},
                                                 max_pool_connections=threads))
         self.glue, self.threads = client, threads
+        self.date_layout, self.project_new_tables = tuple(date_layout), project_new_tables
         self._catalog = {"CatalogId": catalog_id} if catalog_id else {}
 
     def tables_columns(self, database, tables):
@@ -71,7 +77,8 @@ class GlueCatalog:
                     found[table["Name"]] = TableInfo(
                         [(c["Name"], c["Type"]) for c in descriptor["Columns"]], descriptor.get("Location", ""),
                         str(table.get("CreateTime", "")),
-                        {k: v for k, v in descriptor.items() if k not in ("Columns", "Location")})
+                        {k: v for k, v in descriptor.items() if k not in ("Columns", "Location")},
+                        table.get("Parameters", {}))
         except self.glue.exceptions.EntityNotFoundException:  # no database yet
             pass
         return {table: found.get(table) for table in tables}
@@ -88,14 +95,26 @@ class GlueCatalog:
     def _register(self, database, change: TableChange, info: TableInfo | None):
         if info is None:
             if self.create_table(database, change):
-                self._create_partitions(database, change, change.columns)  # a new table has none to read first
+                if not self.projected(change, None):
+                    self._create_partitions(database, change, change.columns)  # a new table has none to read first
                 return
             info = self.describe_tables(database, [change.table])[change.table]  # another sync created it meanwhile
         known = {name for name, _ in info.columns}
         appended = [(n, t) for n, t in change.columns if n not in known]
-        if appended:
-            self.add_columns(database, change.table, appended)
-        self.add_partitions(database, change, [*info.columns, *appended], info.storage)
+        projected = self.projected(change, info)
+        parameters = changed_parameters(self.date_layout, glue_location(change.location), change.partitions,
+                                        info.parameters or {}) if projected else {}
+        if appended or parameters:
+            self.update_table(database, change.table, appended, parameters)
+        if not projected:
+            self.add_partitions(database, change, [*info.columns, *appended], info.storage)
+
+    def projected(self, change: TableChange, info: TableInfo | None) -> bool:
+        """Whether the table's partitions are projected: a table made so, or one this catalog creates while it
+        projects new tables; only tables of the date layout at their own ``key=value`` folders."""
+        if change.partition_locations or not self.date_layout or change.keys != tuple(k for k, _ in self.date_layout):
+            return False
+        return self.project_new_tables if info is None else is_projected(info.parameters)
 
     def partition_locations(self, database, table):
         return {tuple(p["Values"]): p["StorageDescriptor"]["Location"]
@@ -161,21 +180,25 @@ class GlueCatalog:
         return True
 
     def _create_table(self, database, change: TableChange):
+        projection = projection_parameters(self.date_layout, glue_location(change.location), change.partitions) \
+            if self.projected(change, None) else {}
         self.glue.create_table(DatabaseName=database, **self._catalog, TableInput={
             "Name": change.table,
             "TableType": "EXTERNAL_TABLE",
-            "Parameters": {"EXTERNAL": "TRUE", "classification": change.format},
+            "Parameters": {"EXTERNAL": "TRUE", "classification": change.format, **projection},
             "PartitionKeys": [{"Name": k, "Type": "string"} for k in change.keys],
             "StorageDescriptor": {"Columns": [{"Name": n, "Type": t} for n, t in change.columns],
                                   "Location": glue_location(change.location), **STORAGE[change.format]},
         })
 
-    def add_columns(self, database, table, columns):
+    def update_table(self, database, table, columns: list[tuple[str, str]], parameters: Mapping[str, str] | None = None):
+        """Appends ``columns`` to the table's and sets ``parameters`` among its own."""
         current = self.glue.get_table(DatabaseName=database, Name=table, **self._catalog)["Table"]
         table_input = {k: current[k] for k in TABLE_INPUT_KEYS if k in current}
         descriptor = dict(table_input["StorageDescriptor"])
         descriptor["Columns"] = list(descriptor["Columns"]) + [{"Name": n, "Type": t} for n, t in columns]
         table_input["StorageDescriptor"] = descriptor
+        table_input["Parameters"] = {**table_input.get("Parameters", {}), **(parameters or {})}
         self.glue.update_table(DatabaseName=database, TableInput=table_input, SkipArchive=True, **self._catalog)
 
     def add_partitions(self, database, change: TableChange, columns: list[tuple[str, str]],
