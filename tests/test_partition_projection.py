@@ -6,7 +6,7 @@ import json
 import re
 import subprocess
 import sys
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ from lake_events import event
 from sync_harness import Lake
 
 from segment_lake.catalog import TableChange, same_location
-from segment_lake.catalog.projection import is_projected, projection_parameters
+from segment_lake.catalog.projection import is_projected, outside, projection_parameters, widened_ranges
 from segment_lake.compaction import Compaction
 from segment_lake_contract import DATE_PARTITIONS
 
@@ -26,7 +26,7 @@ COLUMNS = (("id", "string"), ("received_at", "timestamp"))
 # a date range of two dates in the format or NOW[+-]<n><unit>, the units a date interval may take
 TYPES = {"enum", "integer", "date", "injected"}
 UNITS = {"YEARS", "MONTHS", "WEEKS", "DAYS", "HOURS", "MINUTES", "SECONDS", "MILLISECONDS"}
-RELATIVE = re.compile(r"NOW(?:[+-]\d+(?:YEARS|MONTHS|WEEKS|DAYS|HOURS|MINUTES|SECONDS))?")
+RELATIVE = re.compile(r"NOW(?:([+-]\d+)(YEARS|MONTHS|WEEKS|DAYS|HOURS|MINUTES|SECONDS))?")
 JAVA_TO_PYTHON = {"yyyy": "%Y", "MM": "%m", "dd": "%d", "HH": "%H"}
 
 
@@ -48,10 +48,17 @@ def projected_values(parameters: dict, keys: list[str], today: date) -> dict[str
             python = form
             for java, strf in JAVA_TO_PYTHON.items():
                 python = python.replace(java, strf)
-            bounds = [today if RELATIVE.fullmatch(b) else datetime.strptime(b, python).date() for b in (low, high)]
-            assert RELATIVE.fullmatch(high) or high == bounds[1].strftime(python)
+            bounds = [relative_day(b, today) if RELATIVE.fullmatch(b) else datetime.strptime(b, python).date()
+                      for b in (low, high)]
             values[key] = [date.fromordinal(d).strftime(python) for d in range(bounds[0].toordinal(), bounds[1].toordinal() + 1)]
     return values
+
+
+def relative_day(bound: str, today: date) -> date:
+    """NOW, or NOW[+-]<n>DAYS, as a day (the only units the sync writes; others are not needed here)."""
+    offset, unit = RELATIVE.fullmatch(bound).groups()
+    assert unit in (None, "DAYS"), bound
+    return today + timedelta(days=int(offset or 0))
 
 
 def projected_folder(parameters: dict, values: dict[str, str]) -> str:
@@ -62,36 +69,51 @@ def projected_folder(parameters: dict, values: dict[str, str]) -> str:
     return template
 
 
-# per layout: the partitions a run wrote, and those of a later run of earlier events
-WRITTEN = {"day_hour": ([("2023-12-31", "23"), ("2024-01-02", "00")], [("2022-06-01", "01")]),
-           "year_month_day_hour": ([("2023", "12", "31", "23"), ("2024", "01", "02", "00")], [("2022", "06", "01", "01")]),
-           "year_month_day": ([("2023", "12", "31"), ("2024", "01", "02")], [("2022", "06", "01")]),
-           "day": ([("2023-12-31",), ("2024-01-02",)], [("2022-06-01",)])}
+TODAY = date(2024, 1, 2)
+# per layout: the partitions a run wrote (the last of them tomorrow: a clock a little ahead), those of a later run of
+# earlier events, and those of corrupt receivedAt (years 1 and 9999, and a week ahead), which no range may take
+WRITTEN = {
+    "day_hour": ([("2023-12-31", "23"), ("2024-01-03", "00")], [("2022-06-01", "01")],
+                 [("0001-01-01", "00"), ("9999-12-31", "23"), ("2024-01-09", "00")]),
+    "year_month_day_hour": ([("2023", "12", "31", "23"), ("2024", "01", "03", "00")], [("2022", "06", "01", "01")],
+                            [("0001", "01", "01", "00"), ("9999", "12", "31", "23")]),
+    "year_month_day": ([("2023", "12", "31"), ("2024", "01", "03")], [("2022", "06", "01")],
+                       [("0001", "01", "01"), ("9999", "12", "31")]),
+    "day": ([("2023-12-31",), ("2024-01-03",)], [("2022-06-01",)], [("0001-01-01",), ("2024-01-09",)])}
 
 
 @pytest.mark.parametrize("date_partition", list(DATE_PARTITIONS))
 def test_the_parameters_follow_athenas_rules_and_project_every_written_folder(date_partition):
-    layout, (written, earlier) = DATE_PARTITIONS[date_partition], WRITTEN[date_partition]
+    layout, (written, earlier, corrupt) = DATE_PARTITIONS[date_partition], WRITTEN[date_partition]
     keys = [key for key, _ in layout]
     location = "s3://lake/segment-data/data/src/segment_type=page"
-    parameters = projection_parameters(layout, location, written)
-    projected = projected_values(parameters, keys, date(2024, 1, 2))
+    parameters = projection_parameters(layout, location, written + corrupt, TODAY)
+    assert outside(layout, written + corrupt, TODAY) == corrupt  # named to the user, left out of the ranges
+    projected = projected_values(parameters, keys, TODAY)
+    assert all(len(values) <= 24 * 366 * 15 for values in projected.values())  # hours since 2011, not since year 1
     for values in written:
         assert all(value in projected[key] for key, value in zip(keys, values, strict=True))
         assert projected_folder(parameters, dict(zip(keys, values, strict=True))) == \
             location + "/" + "/".join(f"{k}={v}" for k, v in zip(keys, values, strict=True))
-    # a later run of earlier events widens the ranges and keeps what they held
-    wider = projected_values(projection_parameters(layout, location, earlier, parameters), keys, date(2024, 1, 2))
-    assert all(set(projected[key]) <= set(wider[key]) and earlier[0][i] in wider[key] for i, key in enumerate(keys))
+    # a later run of earlier events widens the ranges and keeps what they held; none narrows them
+    wider = {**parameters, **widened_ranges(layout, earlier, parameters, TODAY)}
+    widened = projected_values(wider, keys, TODAY)
+    assert all(set(projected[key]) <= set(widened[key]) and earlier[0][i] in widened[key] for i, key in enumerate(keys))
+    assert widened_ranges(layout, written, wider, TODAY) == {}
+    # a range given relative to NOW is its owner's: the sync leaves it
+    if layout[0][1] == "yyyy-MM-dd":
+        owned = {**parameters, f"projection.{keys[0]}.range": "NOW-2YEARS,NOW"}
+        assert widened_ranges(layout, earlier, owned, TODAY) == {}
 
 
 @pytest.fixture
 def glue_through_proxy(aws_endpoint, glue_client, monkeypatch):
     from segment_lake.catalog.glue import GlueCatalog
 
-    proxy = FaultProxy(aws_endpoint)
+    proxy, said = FaultProxy(aws_endpoint), []
     monkeypatch.setenv("SEGMENT_LAKE_GLUE_ENDPOINT", proxy.start())
-    yield proxy, GlueCatalog(region="us-east-1", date_layout=DATE_PARTITIONS["day_hour"], project_new_tables=True)
+    yield proxy, GlueCatalog(region="us-east-1", date_layout=DATE_PARTITIONS["day_hour"], project_new_tables=True,
+                             say=said.append), said
     proxy.stop()
 
 
@@ -102,7 +124,7 @@ def changes(day: str, hour: str, columns=COLUMNS) -> list[TableChange]:
 
 @pytest.mark.aws
 def test_projected_tables_cost_one_object_each_and_no_request_an_hour(glue_through_proxy, glue_client):
-    proxy, catalog = glue_through_proxy
+    proxy, catalog, said = glue_through_proxy
     database = "projected"
     catalog.ensure_database(database)
     first = changes("2024-01-02", "05")
@@ -125,13 +147,20 @@ def test_projected_tables_cost_one_object_each_and_no_request_an_hour(glue_throu
     catalog.register(database, changes("2023-12-30", "23")[:3], found)  # a replay of older events widens the range
     assert proxy.operations == {"glue:GetTable": 3, "glue:UpdateTable": 3}
 
+    proxy.operations.clear()
+    catalog.register(database, changes("0001-01-01", "00")[3:5], known())  # corrupt receivedAt: said, not projected
+    assert proxy.operations == {"glue:GetTables": 1}
+    assert said == [f"catalog: projected.t000{n} projects no partition before 2011 or after tomorrow, so Athena does "
+                    f"not read 1 of the run's (day=0001-01-01/hr=00): their events have a corrupt receivedAt; they "
+                    f"stay in the lake's folders" for n in (3, 4)]
+
     tables = {t["Name"]: t for page in glue_client.get_paginator("get_tables").paginate(DatabaseName=database)
               for t in page["TableList"]}
     assert len(tables) == TABLES and all(is_projected(t["Parameters"]) for t in tables.values())
     assert all(not glue_client.get_partitions(DatabaseName=database, TableName=name)["Partitions"] for name in tables)
     widened, kept = tables["t0000"], tables["t0100"]
-    assert widened["Parameters"]["projection.day.range"] == "2023-12-30,NOW"
-    assert kept["Parameters"]["projection.day.range"] == "2024-01-02,NOW"
+    assert widened["Parameters"]["projection.day.range"] == "2023-12-30,NOW+1DAYS"
+    assert kept["Parameters"]["projection.day.range"] == "2024-01-02,NOW+1DAYS"
     assert [c["Name"] for c in widened["StorageDescriptor"]["Columns"]] == ["id", "received_at", "plan"]
     assert widened["Parameters"]["storage.location.template"] == \
         "s3://lake/segment-data/data/src/t0000/day=${day}/hr=${hr}"
@@ -159,6 +188,13 @@ def test_a_synced_lake_is_projected_and_compaction_leaves_it_alone(spark, tmp_pa
             day, hour = re.search(r"/day=([^/]+)/hr=([^/]+)/", uri).groups()
             assert day in projected["day"] and hour in projected["hr"]
             assert same_location(uri.rsplit("/", 1)[0], projected_folder(parameters, {"day": day, "hr": hour}))
+    # a later sync of older events (through the source's registration record) widens the range
+    older = tmp_path / "input" / "1704067200000"
+    older.mkdir()
+    (older / "0.json").write_text(json.dumps(event("page", "old", "2024-01-01T05:00:00Z", userId="u1")) + "\n")
+    lake.sync()
+    assert glue_client.get_table(DatabaseName=lake.database, Name="page")["Table"]["Parameters"][
+        "projection.day.range"] == "2024-01-01,NOW+1DAYS"
     before = {table: sorted(lake.data_files(table)) for table in ("page", "identify")}
 
     said = []

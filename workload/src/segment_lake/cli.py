@@ -133,8 +133,10 @@ def _catalog(spark, settings, args: argparse.Namespace):
 
     if settings.catalog == "local":
         return LocalCatalog(spark)
+    from .progress import stderr_sink
+
     return GlueCatalog(region=args.aws_region, date_layout=DATE_PARTITIONS[settings.date_partition],
-                       project_new_tables=getattr(settings, "partition_projection", False))
+                       project_new_tables=getattr(settings, "partition_projection", False), say=stderr_sink)
 
 
 def run_sync(args: argparse.Namespace) -> int:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 
 from ..pool import run_all
 from . import TableChange, TableInfo
-from .projection import changed_parameters, is_projected, projection_parameters
+from .projection import is_projected, outside, projection_parameters, widened_ranges
 
 STORAGE = {
     "parquet": {
@@ -47,10 +48,11 @@ def glue_location(uri: str) -> str:
 class GlueCatalog:
     def __init__(self, client=None, catalog_id: str | None = None, region: str | None = None,
                  threads: int = THREADS, date_layout: tuple[tuple[str, str], ...] = (),
-                 project_new_tables: bool = False) -> None:
+                 project_new_tables: bool = False, say: Callable[[str], None] = lambda line: None) -> None:
         """``threads``: tables registered at once. ``date_layout``: the keys and formats of the event tables' date
         partitions (segment_lake_contract.DATE_PARTITIONS); the tables partitioned so that are projected when
-        ``project_new_tables`` and the sync creates them, and when made so."""
+        ``project_new_tables`` and the sync creates them, and when made so. ``say``: where a projected table's
+        partitions that its ranges leave out are named."""
         if client is None:
             import boto3
             from botocore.config import Config
@@ -61,7 +63,7 @@ class GlueCatalog:
                                   config=Config(retries={"mode": "adaptive", "max_attempts": 10},
                                                 max_pool_connections=threads))
         self.glue, self.threads = client, threads
-        self.date_layout, self.project_new_tables = tuple(date_layout), project_new_tables
+        self.date_layout, self.project_new_tables, self.say = tuple(date_layout), project_new_tables, say
         self._catalog = {"CatalogId": catalog_id} if catalog_id else {}
 
     def tables_columns(self, database, tables):
@@ -93,17 +95,22 @@ class GlueCatalog:
                 "segment-lake-glue")
 
     def _register(self, database, change: TableChange, info: TableInfo | None):
+        today = datetime.now(UTC).date()
         if info is None:
-            if self.create_table(database, change):
-                if not self.projected(change, None):
+            if self.create_table(database, change, today):
+                if self.projected(change, None):
+                    self._left_out(database, change, today)
+                else:
                     self._create_partitions(database, change, change.columns)  # a new table has none to read first
                 return
             info = self.describe_tables(database, [change.table])[change.table]  # another sync created it meanwhile
         known = {name for name, _ in info.columns}
         appended = [(n, t) for n, t in change.columns if n not in known]
         projected = self.projected(change, info)
-        parameters = changed_parameters(self.date_layout, glue_location(change.location), change.partitions,
-                                        info.parameters or {}) if projected else {}
+        parameters = {}
+        if projected:
+            parameters = widened_ranges(self.date_layout, change.partitions, info.parameters or {}, today)
+            self._left_out(database, change, today)
         if appended or parameters:
             self.update_table(database, change.table, appended, parameters)
         if not projected:
@@ -115,6 +122,15 @@ class GlueCatalog:
         if change.partition_locations or not self.date_layout or change.keys != tuple(k for k, _ in self.date_layout):
             return False
         return self.project_new_tables if info is None else is_projected(info.parameters)
+
+    def _left_out(self, database, change: TableChange, today):
+        left = outside(self.date_layout, change.partitions, today)
+        if left:
+            folders = ", ".join("/".join(f"{k}={v}" for k, v in zip(change.keys, values, strict=True))
+                                for values in left[:3])
+            self.say(f"catalog: {database}.{change.table} projects no partition before 2011 or after tomorrow, so "
+                     f"Athena does not read {len(left)} of the run's ({folders}{', ...' if len(left) > 3 else ''}): "
+                     f"their events have a corrupt receivedAt; they stay in the lake's folders")
 
     def partition_locations(self, database, table):
         return {tuple(p["Values"]): p["StorageDescriptor"]["Location"]
@@ -171,17 +187,18 @@ class GlueCatalog:
                 return False
             return True
 
-    def create_table(self, database, change: TableChange) -> bool:
-        """Creates the table; False when another sync created it meanwhile (sync_reports is shared by all sources)."""
+    def create_table(self, database, change: TableChange, today=None) -> bool:
+        """Creates the table; False when another sync created it meanwhile (sync_reports is shared by all sources).
+        ``today`` (UTC): the end of a projected table's ranges."""
         try:
-            self._create_table(database, change)
+            self._create_table(database, change, today or datetime.now(UTC).date())
         except self.glue.exceptions.AlreadyExistsException:
             return False
         return True
 
-    def _create_table(self, database, change: TableChange):
-        projection = projection_parameters(self.date_layout, glue_location(change.location), change.partitions) \
-            if self.projected(change, None) else {}
+    def _create_table(self, database, change: TableChange, today):
+        projection = projection_parameters(self.date_layout, glue_location(change.location), change.partitions,
+                                           today) if self.projected(change, None) else {}
         self.glue.create_table(DatabaseName=database, **self._catalog, TableInput={
             "Name": change.table,
             "TableType": "EXTERNAL_TABLE",
