@@ -7,7 +7,10 @@ The sync CLI (JVM start included) lands the first window in a new lake (new tabl
 that window (`segment-lake replay`: every event is already landed, so every one is a duplicate),
 then lands the second (existing tables, casts); DuckDB (bench/duckdb_equivalent.py) processes the
 same files right after each sync (a replay has no DuckDB equivalent: it compares with the first run).
-The many-tables case is 20,000 events over 1,000 event names, first run only. The S3 + Glue case
+The many-tables case is 20,000 events over 1,000 event names, first run only. The cluster case syncs the first window
+of one size twice into new lakes: in local mode (one JVM, as `segment-lake sync` runs) and under spark-submit with
+executors in JVMs of their own (`local-cluster`, as on EMR's YARN), and checks that both landed the same counts.
+The S3 + Glue case
 (bench/round_trips.py) syncs the same source into moto's S3 and Glue at 40 ms a request: a first and an hourly sync.
 Every run is a subprocess measured for wall time and the peak RSS of its process tree.
 
@@ -87,6 +90,33 @@ def case(work: Path, name: str, events: int, names: int, windows: int) -> list[d
     return records
 
 
+def cluster_case(work: Path, events: int, executors: int = 2, executor_mb: int = 1024) -> list[dict]:
+    """The first window of ``events`` synced in local mode and with ``executors`` executor JVMs of one core each."""
+    source, records, reports = generated(events, 50, 0), [], {}
+    spark_submit = str(Path(sys.executable).with_name("spark-submit"))
+    jars = os.environ.get("SEGMENT_LAKE_SPARK_JARS", "")
+    entry = str(ROOT / "workload" / "emr" / "step_entry.py")
+    import pyspark
+
+    python = f"PYSPARK_PYTHON={sys.executable}"  # the driver and executors' Python, which imports the sync
+    for run, launcher in (("local", [CLI]), ("local-cluster", [
+            "env", f"SPARK_HOME={Path(pyspark.__file__).parent}", python, f"PYSPARK_DRIVER_PYTHON={sys.executable}",
+            spark_submit, "--master", f"local-cluster[{executors},1,{executor_mb + 512}]", "--executor-memory",
+            f"{executor_mb}m", "--driver-memory", "2g", *(["--jars", jars] if jars else []), entry])):
+        lake = work / f"lake-cluster-{run}"
+        records.append(timed("sync", f"cluster-{events}", run, events, source, [
+            *launcher, "sync", "--source-id", SOURCE, "--input", str(source), "--lake", str(lake)]))
+        [report] = (lake / "segment-data" / "reports").rglob("report.json")
+        lines = [json.loads(line) for line in report.read_text().splitlines()]  # the source's, then each table's
+        reports[run] = {line["table_name"] or "source": (line["row_count"], line.get("read_count"),
+                                                         line.get("duplicate_count"), line.get("rejected_count"))
+                        for line in lines}
+        shutil.rmtree(lake, ignore_errors=True)
+    if reports["local"] != reports["local-cluster"]:
+        raise SystemExit(f"local mode and local-cluster landed different counts: {reports}")
+    return records
+
+
 def warm_up(work: Path) -> None:
     """One small sync, not measured: the first local sync records the JVM's class archive as it exits (about 15 s,
     once per java and jars; operations.md, The JVM's start), which every measured command then maps, as a user's
@@ -148,6 +178,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="250000,1000000,4000000", help="events per run, comma-separated")
     parser.add_argument("--names-case", default="20000:1000", help="EVENTS:NAMES of the many-tables case ('' to skip)")
+    parser.add_argument("--cluster-case", default="1000000",
+                        help="events of the local mode against local-cluster case ('' to skip)")
     parser.add_argument("--round-trips", default="20000:1000:40",
                         help="EVENTS:NAMES:MS of the S3 + Glue case at MS a request ('' to skip)")
     parser.add_argument("--results", default=str(ROOT / "bench" / "results"))
@@ -162,6 +194,8 @@ def main() -> int:
     if args.names_case:
         events, names = (int(part) for part in args.names_case.split(":"))
         records += case(work, f"names-{names}", events, names, windows=1)
+    if args.cluster_case:
+        records += cluster_case(work, int(args.cluster_case))
     results = Path(args.results)
     results.mkdir(parents=True, exist_ok=True)
     stem = results / date.today().isoformat()
