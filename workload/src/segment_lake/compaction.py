@@ -185,9 +185,11 @@ class Compaction:
             if info.uri.endswith(".parquet"):
                 folders[location_key(info.uri.rsplit("/", 1)[0])].append(info)
         found, projected = defaultdict(list), []
-        for name in self.layout.table_folders(self.storage):
+        names = self.layout.table_folders(self.storage)
+        tables = self.catalog.describe_tables(self.database, [self.prefix + name for name in names])  # one read
+        for name in names:
             table, root = self.prefix + name, self.layout.table(name)
-            known = self.catalog.describe_tables(self.database, [table])[table]
+            known = tables[table]
             if known is None:
                 continue
             if is_projected(known.parameters):  # no partition to point at the merged files
