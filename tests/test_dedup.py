@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from segment_lake.dedup import duplicate_rows
+from segment_lake.dedup import duplicate_rows, without_duplicates
 from segment_lake.state import SourceState
 from segment_lake.storage import LakeStorage, join
 from segment_lake_contract import DEDUP_WINDOW_DAYS
@@ -85,6 +85,23 @@ def test_a_long_run_of_redeliveries_keeps_one(spark):
     t = datetime(2024, 1, 1)
     assert len(_dropped(spark, [(n, "m", t + timedelta(seconds=n), "a") for n in range(3000)])) == 2999
 
+
+
+@pytest.mark.parametrize("broadcast_max, join", [(10, "BroadcastHashJoin"), (2, "SortMergeJoin")])
+def test_the_duplicates_leave_the_events_by_a_broadcast_when_few_and_a_shuffle_when_many(spark, broadcast_max, join):
+    """A replay makes nearly every event a duplicate: past the bound their row ids are not broadcast (a hash map
+    growing with the run), and the same events remain."""
+    t = datetime(2024, 1, 2)
+    events = _ids(spark, [(n, f"m{n % 4}", t + timedelta(seconds=n), "a") for n in range(8)])
+    duplicates = duplicate_rows(events, None, "run1")
+    found = duplicates.count()
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")  # Spark itself would broadcast so small a table
+    try:
+        kept = without_duplicates(events, duplicates, found, broadcast_max)
+        assert join in kept._jdf.queryExecution().executedPlan().toString()
+        assert sorted(r["_row"] for r in kept.collect()) == [0, 1, 2, 3]
+    finally:
+        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
 
 
 def test_the_duplicates_record_keeps_the_runs_of_the_dedup_window(spark, tmp_path):

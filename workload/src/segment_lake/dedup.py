@@ -6,8 +6,8 @@ are split into runs. Rows landed by the run being redone (same run id) never cou
 
 Only ids, times, files and tables are shuffled, and only the messageIds this run has and that occur
 more than once (in this run or in the landed index within the window) are walked event by event;
-the result is one row per duplicate, which the stages after it anti-join (broadcast) with the
-parsed rows and record.
+the result is one row per duplicate, which the stages after it anti-join with the parsed rows (a broadcast
+when the duplicates are few) and record.
 """
 from __future__ import annotations
 
@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from .parse import Parsed
 
 _WINDOW_MICROS = DEDUP_WINDOW_DAYS * 86_400 * 1_000_000
+# Up to this many duplicates, their row ids are broadcast and the events are not shuffled again (6 s of a replay
+# of 1M); beyond it (a larger replay: nearly every event a duplicate) the hash map would grow with the run (0.4 GB
+# of heap built and serialized at 1M), so the events are shuffled to the anti-join instead, in bounded memory.
+BROADCAST_DUPLICATES_MAX = 1_000_000
 
 # What a duplicate's record holds (ColumnType names): which event was dropped, from where, and the
 # kept event it repeats.
@@ -82,6 +86,14 @@ def duplicate_rows(events: DataFrame, landed: DataFrame | None, run_id: str) -> 
         F.timestamp_micros("d.original.at").alias("original_received_at"))
 
 
+def without_duplicates(events: DataFrame, duplicates: DataFrame, found: int,
+                       broadcast_max: int = BROADCAST_DUPLICATES_MAX) -> DataFrame:
+    """``events`` but the rows of the ``found`` ``duplicates`` (by ``_row``): a broadcast anti-join up to
+    ``broadcast_max`` duplicates, a shuffled one beyond."""
+    dropped = duplicates.select("_row")
+    return events.join(F.broadcast(dropped) if found <= broadcast_max else dropped, "_row", "left_anti")
+
+
 @dataclass(frozen=True)
 class Deduped:
     """The events to land (``accepted``), and the duplicates: their row ids and record (on disk until the run ends)."""
@@ -101,7 +113,7 @@ def dedup(env: SyncEnvironment, parsed: Parsed, run_id: str) -> Deduped:
                                 *window(*parsed.span, DEDUP_WINDOW_DAYS))
         duplicates = duplicate_rows(parsed.events, landed, run_id).persist(StorageLevel.DISK_ONLY)
         found = duplicates.count()
-        deduped = Deduped(parsed.events.join(F.broadcast(duplicates.select("_row")), "_row", "left_anti"),
-                          duplicates, found, parsed.read_count - parsed.rejected_count - parsed.suppressed_count - found)
+        deduped = Deduped(without_duplicates(parsed.events, duplicates, found), duplicates, found,
+                          parsed.read_count - parsed.rejected_count - parsed.suppressed_count - found)
         done(f"{count(deduped.row_count, 'event')} to land, {count(found, 'duplicate')}")
     return deduped
