@@ -29,7 +29,7 @@ def _under_spark_submit() -> bool:
 QUIET_LOGGING = Path(__file__).with_name("log4j2.properties")
 
 # The sync streams its rows through shuffle files on disk, so its heap does not grow with a run:
-# 2 GB holds a run of 5M events, and a smaller machine gives 40% of its memory.
+# 2 GB holds a run of 10M events (2.5 GB in all, docs/performance.md), and a smaller machine gives 40% of its memory.
 MAX_DEFAULT_DRIVER_MB, MIN_DRIVER_MB = 2048, 512
 MEMORY = re.compile(r"[1-9][0-9]*[kmgt]?", re.IGNORECASE)  # as spark.driver.memory takes it
 
