@@ -9,7 +9,7 @@ merged ones in; point the catalog back at the folder; remove the staged copies. 
 the merged ones, never both and never neither (a query that listed files before a switch may fail and need a retry),
 and the partition is back in its folder, where the sync, replays and deletions expect it. Each step can be found
 done or not from the catalog and the files, so a crash is finished by the next compaction or sync of the source
-(``journal.finish_unfinished``).
+(``recovery.finish_unfinished``).
 
 It first compacts the sync's own state: the finished runs' processed lists become one object, and the landed index
 one generation without the ids older than its horizon (``landed_index``).
@@ -29,15 +29,16 @@ from segment_lake_contract import DATE_PARTITIONS
 
 from .catalog import Catalog, location_key, same_location
 from .catalog.projection import is_projected
+from .deletion import finish_unfinished_deletion
 from .errors import InvalidSettings
-from .journal import JournaledOperation, Record, begin, finish, finish_unfinished, summary
+from .journal import JournaledOperation, Record, begin, finish, summary
+from .lake_columns import PARQUET_SETTINGS
 from .landed_index import IndexCompaction, compact_index
 from .layout import LakeLayout, data_file_name, file_name
 from .progress import count
 from .route import partition_keys, partition_path, partition_span
 from .state import SourceState, new_run_id
 from .storage import FileInfo, LakeStorage, join
-from .write import PARQUET_SETTINGS
 
 
 @dataclass(frozen=True)
@@ -153,8 +154,7 @@ class Compaction:
     def run(self, older_than_hours: float, target_file_mb: int, now: datetime | None = None) -> CompactionReport:
         """Compacts the partitions that ended more than ``older_than_hours`` ago; returns the report."""
         now = now or datetime.now(UTC)
-        # an unfinished deletion's files are switched first: merged away, its old files would come back beside them
-        finish_unfinished(self.storage, self.layout, self.progress, self.check, self.catalog)
+        finish_unfinished_compaction(self.storage, self.catalog, self.layout, self.progress, self.check)
         pending = self.state.pending()
         if pending is not None:
             raise InvalidSettings(f"run {pending.run_id} of source {self.layout.source_id} is unfinished: sync first "
@@ -345,3 +345,10 @@ def _moved(storage: LakeStorage, merge: Merge) -> bool:
     return (all(storage.size(join(merge.folder, name)) == size for name, size in merge.new_files)
             and not any(storage.exists(join(merge.folder, name)) for name in merge.old_files))
 
+
+def finish_unfinished_compaction(storage: LakeStorage, catalog: Catalog, layout: LakeLayout,
+                                 progress: Callable[[str], None] = print, check: Callable[[], None] = lambda: None) -> None:
+    """Finishes what a crash stopped, in this order: a deletion (merged away, its old files would come back beside
+    the merged ones), then a compaction."""
+    finish_unfinished_deletion(storage, layout, progress, check)
+    finish(compaction(storage, catalog, layout, check), storage, layout, progress)

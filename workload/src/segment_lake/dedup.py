@@ -11,7 +11,6 @@ when the duplicates are few) and record.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyspark import StorageLevel
@@ -23,10 +22,10 @@ from segment_lake_contract import DEDUP_WINDOW_DAYS
 from .column_types import ColumnType
 from .landed_index import landed_ids, window
 from .progress import count
+from .records import Deduped, Parsed
 
 if TYPE_CHECKING:
     from .environment import SyncEnvironment
-    from .parse import Parsed
 
 _WINDOW_MICROS = DEDUP_WINDOW_DAYS * 86_400 * 1_000_000
 # Up to this many duplicates, their row ids are broadcast and the events are not shuffled again (6 s of a replay
@@ -92,16 +91,6 @@ def without_duplicates(events: DataFrame, duplicates: DataFrame, found: int,
     ``broadcast_max`` duplicates, a shuffled one beyond."""
     dropped = duplicates.select("_row")
     return events.join(F.broadcast(dropped) if found <= broadcast_max else dropped, "_row", "left_anti")
-
-
-@dataclass(frozen=True)
-class Deduped:
-    """The events to land (``accepted``), and the duplicates: their row ids and record (on disk until the run ends)."""
-
-    accepted: DataFrame
-    duplicates: DataFrame
-    duplicate_count: int
-    row_count: int
 
 
 def dedup(env: SyncEnvironment, parsed: Parsed, run_id: str) -> Deduped:

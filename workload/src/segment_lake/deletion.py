@@ -8,7 +8,7 @@ count against its original's, and records old -> new in a journal (``state/<sour
 does a lake file change: each is replaced under its own name (``LakeStorage.replace``), or removed when none of its
 rows is left, so a reader sees each file whole, before or after, never both and never neither. A crash before the
 journal leaves the lake as it was (run the command again); a crash after it is finished by the next deletion or sync
-of the source (``journal.finish_unfinished``).
+of the source (``recovery.finish_unfinished``).
 
 Untouched: the raw input (``segment-logs/``, the user's own), rejected lines (they keep the raw line, which may name
 the user, but they are not events: nothing in them is known to be a user's), and the landed index (messageIds and
@@ -29,12 +29,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DecimalType, LongType, StringType, StructType
 
 from .errors import InvalidSettings
-from .journal import JournaledOperation, Record, begin, finish_unfinished, summary
+from .journal import JournaledOperation, Record, begin, finish, summary
+from .lake_columns import PARQUET_SETTINGS
 from .layout import LakeLayout, file_name, table_of_folder
 from .state import SourceState, new_run_id
 from .storage import LakeStorage, join, relative_path
 from .suppression import SuppressionList
-from .write import PARQUET_SETTINGS
 
 DISCARDS, DUPLICATES = "discards", "duplicates"  # the datasets beside the tables
 USER_COLUMNS = {"user_id": "user_ids", "anonymous_id": "anonymous_ids"}  # column -> the ids it is matched with
@@ -178,7 +178,7 @@ class UserDeletion:
         if self.storage.exists(self.state.compaction_uri):  # its partitions' files are between two places
             raise InvalidSettings(f"source {self.layout.source_id} has an unfinished compaction: finish it with "
                                   f"`segment-lake compact` (or a sync), then delete the users")
-        finish_unfinished(self.storage, self.layout, self.progress, self.check)  # also clears a dead one's stage
+        finish_unfinished_deletion(self.storage, self.layout, self.progress, self.check)
         SuppressionList(self.storage, self.state.suppressed_uri).add(list(user_ids), list(anonymous_ids), now)
         journal = Journal(new_run_id(now), self.layout.source_id, now.isoformat(), user_ids, anonymous_ids)
         rewrites, examined = self._plan(journal)
@@ -336,3 +336,8 @@ def deletion(storage: LakeStorage, layout: LakeLayout,
 
     return JournaledOperation("deletion", Journal.from_json, switch, lambda j: layout.deletion_report(j.deletion_id))
 
+
+def finish_unfinished_deletion(storage: LakeStorage, layout: LakeLayout, progress: Callable[[str], None] = print,
+                               check: Callable[[], None] = lambda: None) -> None:
+    """Finishes the deletion a crash stopped after its journal, or removes the stage of one that died before it."""
+    finish(deletion(storage, layout, check), storage, layout, progress)

@@ -9,7 +9,7 @@ first seen (earliest receivedAt, then messageId, then key position).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import reduce
 from typing import TYPE_CHECKING
 
@@ -20,16 +20,14 @@ from .catalog import TableInfo, same_location
 from .column_types import ColumnType, ValueKind
 from .errors import InvalidSettings
 from .jvm_code import load_class
+from .lake_columns import ALWAYS_TIMESTAMP
 from .layout import owning_source
 from .names import DISCARDS_TABLE, DUPLICATES_TABLE, refuse_legacy_tables
 from .progress import count
+from .records import Deduped, Inferred, Observed, TableSchema
 
 if TYPE_CHECKING:
-    from .dedup import Deduped
     from .environment import SyncEnvironment
-
-# Segment's timestamp fields are timestamps whatever a run's values look like.
-ALWAYS_TIMESTAMP = ("timestamp", "original_timestamp", "sent_at", "received_at")
 
 
 def least_upper_bound(a: ColumnType, b: ColumnType) -> ColumnType:
@@ -43,16 +41,6 @@ def least_upper_bound(a: ColumnType, b: ColumnType) -> ColumnType:
 def type_of_kinds(kinds) -> ColumnType:
     """The type of a column whose values in this run had ``kinds`` (ValueKind tags: ``i``, ``d``, ...)."""
     return reduce(least_upper_bound, sorted(ValueKind(k).column_type for k in kinds))
-
-
-@dataclass(frozen=True)
-class TableSchema:
-    """Columns of one table in order, with their types; ``new_columns`` are the ones this run adds, ``refused``
-    the ones it would have added beyond the table's column limit."""
-
-    columns: tuple[tuple[str, str], ...]
-    new_columns: tuple[str, ...]
-    refused: tuple[str, ...] = ()
 
 
 def plan_schema(existing: list[tuple[str, str]] | None, observed: list[tuple[str, set[str], tuple]],
@@ -75,15 +63,6 @@ def plan_schema(existing: list[tuple[str, str]] | None, observed: list[tuple[str
     return TableSchema(tuple(columns), tuple(new), tuple(refused))
 
 
-@dataclass(frozen=True)
-class Observed:
-    """What one pass over a run's events saw: table -> [(column, kinds, first-seen key)], where the
-    key is (receivedAt in microseconds, messageId, key position); and table -> its partition paths."""
-
-    columns: dict[str, list[tuple[str, set[str], tuple]]]
-    partitions: dict[str, list[str]]
-
-
 def observe(events: DataFrame) -> Observed:
     """Observed over every event of the run, in one pass (``jvm/ObserveColumns.java``)."""
     spark = events.sparkSession
@@ -97,25 +76,6 @@ def observe(events: DataFrame) -> Observed:
     for table, path in sorted(found["partitions"]):
         partitions.setdefault(table, []).append(path)
     return Observed(columns, partitions)
-
-
-@dataclass(frozen=True)
-class Inferred:
-    """Every table's schema for this run, the catalog's table (None for a new one; the source's discards and
-    duplicates tables too, so that the catalog stage reads none of them again), what the events showed,
-    and the events to write: ``deduped`` without those of new tables beyond the source's limit (``refused_count``
-    of them, recorded as rejected)."""
-
-    schemas: dict[str, TableSchema]
-    catalog: dict[str, TableInfo | None]
-    observed: Observed
-    deduped: Deduped
-    refused_count: int = 0
-
-    @property
-    def existing(self) -> dict[str, list[tuple[str, str]] | None]:
-        """The catalog's columns of each table (None: a new one)."""
-        return {table: info and info.columns for table, info in self.catalog.items()}
 
 
 def infer(env: SyncEnvironment, deduped: Deduped, run_id: str) -> Inferred:

@@ -24,7 +24,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Generic, Protocol, TypeVar
 
-from .catalog import Catalog
 from .layout import LakeLayout
 from .storage import LakeStorage
 
@@ -88,15 +87,3 @@ def finish(operation: JournaledOperation[J, R], storage: LakeStorage, layout: La
         progress(line)
     return report
 
-
-def finish_unfinished(storage: LakeStorage, layout: LakeLayout, progress: Callable[[str], None] = print,
-                      check: Callable[[], None] = lambda: None, catalog: Catalog | None = None) -> None:
-    """Finishes what a crash stopped, in this order: a deletion, whose journal names files that a compaction would
-    merge away, then (given the catalog, whose locations it switches) a compaction. Every command that changes the
-    source's files calls it first, holding the source's lock (``check``)."""
-    from .compaction import compaction  # each operation's module builds its own; they import this one
-    from .deletion import deletion
-
-    finish(deletion(storage, layout, check), storage, layout, progress)
-    if catalog is not None:
-        finish(compaction(storage, catalog, layout, check), storage, layout, progress)

@@ -8,7 +8,6 @@ flattened fields travel as one binary value (field_codec.py).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
@@ -19,6 +18,7 @@ from segment_lake_contract import DATE_PARTITIONS
 from .discover import read_lines
 from .field_codec import register_codec
 from .progress import count
+from .records import Parsed
 from .state import RunManifest
 from .suppression import SuppressionList, is_suppressed
 
@@ -37,19 +37,6 @@ def parse_lines(lines: DataFrame, table_prefix: str, date_partition: str, tasks:
     stage = spark.sparkContext._jvm.segmentlake.ParseLines.stage
     return DataFrame(stage(spark._jsparkSession, lines.select("value", "file", "unreadable")._jdf, table_prefix,
                            json.dumps(DATE_PARTITIONS[date_partition]), tasks), spark)
-
-
-@dataclass(frozen=True)
-class Parsed:
-    """The run's lines, parsed: the events (rejected lines and suppressed users' events left out), the counts, and
-    the span of the events' receivedAt in microseconds since the epoch (None without events; kept as numbers,
-    because receivedAt may be any year from 1 to 9999, beyond what a Python datetime can be shifted by)."""
-
-    events: DataFrame
-    read_count: int
-    rejected_count: int
-    span: tuple[int, int] | None
-    suppressed_count: int = 0
 
 
 def parse(env: SyncEnvironment, manifest: RunManifest) -> Parsed:

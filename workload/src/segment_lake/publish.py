@@ -5,32 +5,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .layout import data_file_name, written_by
-from .progress import count
+from .records import Published, WrittenFile
 from .storage import LakeStorage, join
-from .write import DATA, DISCARDS, DUPLICATES, LANDED, WrittenFile
+from .write import DATA, DISCARDS, DUPLICATES, LANDED
 
 if TYPE_CHECKING:
     from .environment import SyncEnvironment
-
-
-@dataclass(frozen=True)
-class Published:
-    """Rows published per table and partition, and the values discarded."""
-
-    partitions: dict[str, dict[str, int]]
-    discarded_value_count: int
-
-    @property
-    def row_count(self) -> int:
-        return sum(sum(counts.values()) for counts in self.partitions.values())
-
-    def summary(self, tables: int) -> str:
-        return (f"{count(sum(map(len, self.partitions.values())), 'partition')} of {count(tables, 'table')}, "
-                f"{count(self.discarded_value_count, 'discarded value')}")
 
 
 def publish(env: SyncEnvironment, files: list[WrittenFile], run_id: str, redo: bool) -> Published:

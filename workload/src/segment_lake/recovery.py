@@ -2,10 +2,25 @@
 (``segment-lake state show|reset``)."""
 from __future__ import annotations
 
-from .journal import finish_unfinished
+from collections.abc import Callable
+
+from .catalog import Catalog
+from .compaction import finish_unfinished_compaction
+from .deletion import finish_unfinished_deletion
 from .layout import LakeLayout, written_by
 from .state import SourceState
 from .storage import LakeStorage
+
+
+def finish_unfinished(storage: LakeStorage, layout: LakeLayout, progress: Callable[[str], None] = print,
+                      check: Callable[[], None] = lambda: None, catalog: Catalog | None = None) -> None:
+    """Finishes the journaled operation a crash stopped (journal.py): a deletion, or given the catalog (whose
+    locations a compaction switches) a deletion then a compaction. Every command that changes the source's files
+    calls it first, holding the source's lock (``check``)."""
+    if catalog is None:
+        finish_unfinished_deletion(storage, layout, progress, check)
+    else:
+        finish_unfinished_compaction(storage, catalog, layout, progress, check)
 
 
 def forget_attempt(storage: LakeStorage, layout: LakeLayout, state: SourceState, run_id: str) -> None:

@@ -17,14 +17,13 @@ from segment_lake_contract import DEDUP_WINDOW_DAYS
 from . import interrupt
 from .catalog import Catalog
 from .catalog.registered import recorded, unregistered
-from .catalog.run_changes import record_changes, table_changes
+from .catalog_changes import record_changes, table_changes
 from .dedup import dedup
 from .discover import discover, summary
 from .emr_node import emr_cluster_id
 from .environment import SyncEnvironment
 from .errors import classify, jvm_failure
 from .infer import infer
-from .journal import finish_unfinished
 from .landed_index import from_micros
 from .layout import lake_bucket
 from .lock import SourceLock, source_lock
@@ -33,6 +32,7 @@ from .names import ensure_database
 from .parse import parse
 from .progress import HEARTBEAT_SECONDS, Progress, Sink, count, spark_tasks, stderr_sink
 from .publish import publish
+from .recovery import finish_unfinished
 from .report import RunResult, TableResult, file_report
 from .report import where as report_where
 from .session import jvm_exit_code

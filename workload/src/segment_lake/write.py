@@ -7,39 +7,24 @@ to discards files. The job reports the files it wrote (a retried task's leftover
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 
 from .column_types import ColumnType
-from .infer import ALWAYS_TIMESTAMP
 from .jvm_code import load_class
+from .lake_columns import PARQUET_SETTINGS
+from .records import Inferred, WrittenFile
 from .storage import LakeStorage, join
 
 if TYPE_CHECKING:
     from .environment import SyncEnvironment
-    from .infer import Inferred
 
 DATA, DISCARDS, LANDED, DUPLICATES = "data", "discards", "landed", "duplicates"
 # A discarded value's record: where it was, which event had it, the value as text and why it was discarded.
 DISCARD_COLUMNS = (("table_name", ColumnType.STRING), ("column_name", ColumnType.STRING),
                    ("message_id", ColumnType.STRING), ("received_at", ColumnType.TIMESTAMP),
                    ("value", ColumnType.STRING), ("reason", ColumnType.STRING))
-
-# A column whose every value differs (an event's id and times) gains nothing from a Parquet dictionary
-# but costs a hash lookup per value until Parquet gives up on it: a fifth of a sync's CPU at 1M events.
-NO_DICTIONARY = ("message_id",) + ALWAYS_TIMESTAMP
-PARQUET_SETTINGS = {f"parquet.enable.dictionary#{column}": "false" for column in NO_DICTIONARY}
-
-
-@dataclass(frozen=True)
-class WrittenFile:
-    kind: str  # DATA, DISCARDS, LANDED (the messageId and receivedAt of the data rows) or DUPLICATES
-    table: str | None  # DATA only
-    partition: str | None  # DATA only; e.g. day=2024-01-02/hr=03
-    uri: str
-    rows: int
 
 
 def write_tables(events: DataFrame, columns: dict[str, list[tuple[str, str]]], keys: list[str], stage_uri: str,

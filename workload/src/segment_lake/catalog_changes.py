@@ -1,19 +1,18 @@
-"""Catalog: what a run changes in the catalog, as TableChanges: its tables (columns, partitions, folder), and the
-source's records of discarded values and duplicates when the run added to them."""
+"""The catalog stage's input: what a run changes in the catalog, as TableChanges: its tables (columns, partitions,
+folder), and the source's records of discarded values and duplicates when the run added to them."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..dedup import DUPLICATE_COLUMNS
-from ..names import DISCARDS_TABLE, DUPLICATES_TABLE
-from ..route import partition_values
-from ..write import DISCARD_COLUMNS
-from . import TableChange
+from .catalog import TableChange
+from .dedup import DUPLICATE_COLUMNS
+from .names import DISCARDS_TABLE, DUPLICATES_TABLE
+from .records import Inferred, Published
+from .route import partition_values
+from .write import DISCARD_COLUMNS
 
 if TYPE_CHECKING:
-    from ..environment import SyncEnvironment
-    from ..infer import Inferred
-    from ..publish import Published
+    from .environment import SyncEnvironment
 
 
 def table_changes(env: SyncEnvironment, inferred: Inferred) -> list[TableChange]:
