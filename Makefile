@@ -98,12 +98,14 @@ sync-demo: setup
 TEST_WORKERS ?= 0
 test: setup
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # A few minutes for your own loop: unit tests of the stages and values, and one small end-to-end sync. The lanes are
 # markers (pyproject.toml): pytest -m constructs, -m spark, -m aws. CI runs make test.
 test-fast: setup
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -m fast
 
 # The long runs of what make test samples: whole sync processes killed at seeded random moments (kill_harness),
