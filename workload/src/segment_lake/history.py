@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from .errors import InvalidSettings
 from .layout import report_folder
 from .report import REPORT_COLUMNS
 from .storage import LakeStorage, join
@@ -112,8 +113,6 @@ def history_figure(summaries: list[SyncSummary]):
     try:
         import matplotlib
     except ImportError:
-        from .errors import InvalidSettings
-
         raise InvalidSettings("--plot needs matplotlib: pip install 'segment-lake[plot]'") from None
     matplotlib.use("Agg")  # no display needed
     import matplotlib.pyplot as plt

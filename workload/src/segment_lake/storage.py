@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
+from .errors import InsufficientPermissions
 from .pool import run_all
 
 
@@ -77,9 +78,7 @@ COPY_LIMIT = "larger than the maximum allowable size"  # CopyObject takes up to 
 def _copy_object(client, source: str, target: str, encryption: dict) -> None:
     """One server-side copy (over 5 GB, a multipart copy), encrypted as ``encryption`` says; a refusal names the
     object and the actions."""
-    from botocore.exceptions import ClientError
-
-    from .errors import InsufficientPermissions
+    from botocore.exceptions import ClientError  # boto3 is imported only by a lake on S3
 
     (source_bucket, source_key), (bucket, key) = bucket_and_key(source), bucket_and_key(target)
     try:
