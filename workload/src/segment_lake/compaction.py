@@ -172,8 +172,8 @@ class Compaction:
                           data_files=sum(1 for info in listed if info.uri.endswith(".parquet")))
         operation = compaction(self.storage, self.catalog, self.layout, self.check)
         if merges:
-            return begin(operation, self.storage, self.layout, journal, self.check, self.progress)
-        finish(operation, self.storage, self.layout, self.progress)  # no journal: removes the stage
+            return begin(operation, self.storage, journal, self.check, self.progress)
+        finish(operation, self.storage, self.progress)  # no journal: removes the stage
         return compaction_report(journal, now)
 
     def _candidates(self, listed: list[FileInfo], closed_before: datetime,
@@ -332,7 +332,8 @@ def compaction(storage: LakeStorage, catalog: Catalog, layout: LakeLayout,
                 catalog.set_partition_locations(journal.database, table, journal.keys, back)
         return compaction_report(journal, datetime.now(UTC), tuple(not_compacted))
 
-    return JournaledOperation("compaction", CompactionJournal.from_json, switch,
+    files = layout.state_files
+    return JournaledOperation(files.compaction_uri, files.compaction_stage_uri, CompactionJournal.from_json, switch,
                               lambda j: layout.compaction_report(j.compaction_id))
 
 
@@ -351,4 +352,4 @@ def finish_unfinished_compaction(storage: LakeStorage, catalog: Catalog, layout:
     """Finishes what a crash stopped, in this order: a deletion (merged away, its old files would come back beside
     the merged ones), then a compaction."""
     finish_unfinished_deletion(storage, layout, progress, check)
-    finish(compaction(storage, catalog, layout, check), storage, layout, progress)
+    finish(compaction(storage, catalog, layout, check), storage, progress)

@@ -183,7 +183,7 @@ class UserDeletion:
         journal = Journal(new_run_id(now), self.layout.source_id, now.isoformat(), user_ids, anonymous_ids)
         rewrites, examined = self._plan(journal)
         journal = Journal(**{**journal.__dict__, "rewrites": tuple(rewrites), "examined": examined})
-        return begin(deletion(self.storage, self.layout, self.check), self.storage, self.layout, journal, self.check,
+        return begin(deletion(self.storage, self.layout, self.check), self.storage, journal, self.check,
                      self.progress)
 
     def _plan(self, journal: Journal) -> tuple[list[Rewrite], dict[str, int]]:
@@ -334,10 +334,12 @@ def deletion(storage: LakeStorage, layout: LakeLayout,
                 not_switched.append(rewrite.file)  # its staged file was removed by hand: the original is still there
         return deletion_report(journal, datetime.now(UTC), tuple(not_switched))
 
-    return JournaledOperation("deletion", Journal.from_json, switch, lambda j: layout.deletion_report(j.deletion_id))
+    files = layout.state_files
+    return JournaledOperation(files.deletion_uri, files.deletion_stage_uri, Journal.from_json, switch,
+                              lambda j: layout.deletion_report(j.deletion_id))
 
 
 def finish_unfinished_deletion(storage: LakeStorage, layout: LakeLayout, progress: Callable[[str], None] = print,
                                check: Callable[[], None] = lambda: None) -> None:
     """Finishes the deletion a crash stopped after its journal, or removes the stage of one that died before it."""
-    finish(deletion(storage, layout, check), storage, layout, progress)
+    finish(deletion(storage, layout, check), storage, progress)

@@ -24,7 +24,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Generic, Protocol, TypeVar
 
-from .layout import LakeLayout
 from .storage import LakeStorage
 
 
@@ -56,25 +55,24 @@ R = TypeVar("R", bound=Report)
 
 @dataclass(frozen=True)
 class JournaledOperation(Generic[J, R]):
-    name: str  # names the journal (<name>.json) and the stage (<name>-stage/) in the source's state folder
+    journal_uri: str  # the point of no return (StateLayout)
+    stage_uri: str  # its new files, beside the old
     read: Callable[[str], J]  # the journal from its JSON
     switch: Callable[[J], R]  # carries out the journal's switches (again), and returns the report
     report_uri: Callable[[J], str]
 
 
-def begin(operation: JournaledOperation[J, R], storage: LakeStorage, layout: LakeLayout, journal: J,
-          check: Callable[[], None], progress: Callable[[str], None]) -> R:
+def begin(operation: JournaledOperation[J, R], storage: LakeStorage, journal: J, check: Callable[[], None],
+          progress: Callable[[str], None]) -> R:
     """Writes the journal of a staged operation (the lock still held: ``check``), and finishes it."""
     check()  # the lake changes from here on
-    storage.write_text(getattr(layout.state_files, operation.name), journal.to_json())
-    return finish(operation, storage, layout, progress)
+    storage.write_text(operation.journal_uri, journal.to_json())
+    return finish(operation, storage, progress)
 
 
-def finish(operation: JournaledOperation[J, R], storage: LakeStorage, layout: LakeLayout,
-           progress: Callable[[str], None]) -> R | None:
+def finish(operation: JournaledOperation[J, R], storage: LakeStorage, progress: Callable[[str], None]) -> R | None:
     """Finishes the source's journaled operation of this kind; its report, or None when none was journaled."""
-    journal_uri = getattr(layout.state_files, operation.name)
-    stage_uri = getattr(layout.state_files, f"{operation.name}_stage")
+    journal_uri, stage_uri = operation.journal_uri, operation.stage_uri
     if not storage.exists(journal_uri):
         storage.delete(stage_uri, recursive=True)
         return None

@@ -131,7 +131,7 @@ class LakeLayout:
 
     @property
     def lock(self) -> str:
-        return self.state_files.lock
+        return self.state_files.lock_uri
 
     def stage(self, run_id: str) -> str:
         return join(self.lake, STAGE, self.source_id, run_id)
@@ -142,40 +142,80 @@ def lake_bucket(lake: str) -> str | None:
     return lake.split("://", 1)[1].split("/", 1)[0] if lake.startswith(("s3://", "s3a://")) else None
 
 
-@dataclass(frozen=True)
 class StateLayout:
     """The files of one source's sync state, below its state folder (``LakeLayout.state``)."""
 
-    root: str
+    def __init__(self, root: str) -> None:
+        self.root = root
 
-    def __getattr__(self, name: str) -> str:
-        if name in STATE_FILES:
-            return join(self.root, STATE_FILES[name])
-        raise AttributeError(name)
+    @property
+    def pending_uri(self) -> str:
+        """The unfinished run's manifest."""
+        return join(self.root, "pending.json")
 
-    def processed_run(self, run_id: str) -> str:
-        return join(self.processed, f"run_id={run_id}.json")
+    @property
+    def processed_uri(self) -> str:
+        """One manifest per finished run (``merged-<compaction>.json`` once compacted)."""
+        return join(self.root, "processed")
 
-    def landed_run(self, run_id: str) -> str:
-        return join(self.landed, f"run_id={run_id}")
+    def processed_run_uri(self, run_id: str) -> str:
+        return join(self.processed_uri, f"run_id={run_id}.json")
 
+    @property
+    def landed_uri(self) -> str:
+        """The ids each run landed, a folder per run."""
+        return join(self.root, "landed")
 
-# name -> file or folder below a source's state folder
-STATE_FILES = {
-    "pending": "pending.json",  # the unfinished run's manifest
-    "processed": "processed",  # one manifest per finished run (merged-<compaction>.json once compacted)
-    "landed": "landed",  # the ids each run landed, a folder per run
-    "landed_generations": "landed-compacted",  # the landed ids compaction merged, a folder per generation
-    "landed_generation": "landed-compacted.json",  # which generation is current
-    "duplicates": DUPLICATES_FOLDER,  # the dedup window's record of dropped duplicates
-    "suppressed": "suppressed.json",
-    "registered": "registered.json",  # what the last runs registered in the catalog (catalog/registered.py)
-    "deletion": "deletion.json",  # an unfinished deletion's journal
-    "deletion_stage": "deletion-stage",  # and its rewritten files
-    "compaction": "compaction.json",  # an unfinished compaction's journal
-    "compaction_stage": "compaction-stage",  # and its merged files
-    "lock": "lock.json",
-}
+    def landed_run_uri(self, run_id: str) -> str:
+        return join(self.landed_uri, f"run_id={run_id}")
+
+    @property
+    def landed_generations_uri(self) -> str:
+        """The landed ids compaction merged, a folder per generation."""
+        return join(self.root, "landed-compacted")
+
+    @property
+    def landed_generation_uri(self) -> str:
+        """Which generation is current."""
+        return join(self.root, "landed-compacted.json")
+
+    @property
+    def duplicates_uri(self) -> str:
+        """The dedup window's record of dropped duplicates."""
+        return join(self.root, DUPLICATES_FOLDER)
+
+    @property
+    def suppressed_uri(self) -> str:
+        return join(self.root, "suppressed.json")
+
+    @property
+    def registered_uri(self) -> str:
+        """What the last runs registered in the catalog (catalog/registered.py)."""
+        return join(self.root, "registered.json")
+
+    @property
+    def deletion_uri(self) -> str:
+        """An unfinished deletion's journal."""
+        return join(self.root, "deletion.json")
+
+    @property
+    def deletion_stage_uri(self) -> str:
+        """An unfinished deletion's rewritten files."""
+        return join(self.root, "deletion-stage")
+
+    @property
+    def compaction_uri(self) -> str:
+        """An unfinished compaction's journal."""
+        return join(self.root, "compaction.json")
+
+    @property
+    def compaction_stage_uri(self) -> str:
+        """An unfinished compaction's merged files."""
+        return join(self.root, "compaction-stage")
+
+    @property
+    def lock_uri(self) -> str:
+        return join(self.root, "lock.json")
 
 
 # A report's folders, named and ordered as the sync_reports table's partition keys, so that MSCK REPAIR TABLE (or

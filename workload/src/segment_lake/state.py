@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .errors import InvalidSettings
-from .layout import STATE_FILES, LakeLayout, StateLayout, written_before
+from .layout import LakeLayout, StateLayout, written_before
 from .storage import LakeStorage, join
 
 RUN_ID_TIME = "%Y%m%dT%H%M%SZ"  # a run id starts with its start time, so ids sort by it
@@ -49,12 +49,13 @@ class RunManifest:
                            tuple(replay) if replay else None)
 
 
-class SourceState:
+class SourceState(StateLayout):
+    """A source's sync state: its files (StateLayout) and what they say."""
+
     def __init__(self, storage: LakeStorage, root: str) -> None:
         """``root``: the source's state folder (LakeLayout.state)."""
+        super().__init__(root)
         self.storage = storage
-        self.root = root
-        self.files = StateLayout(root)
 
     def pending(self) -> RunManifest | None:
         if not self.storage.exists(self.pending_uri):
@@ -97,11 +98,11 @@ class SourceState:
         return len(infos)
 
     def is_finished(self, run_id: str) -> bool:
-        return self.storage.exists(self._processed_file(run_id))
+        return self.storage.exists(self.processed_run_uri(run_id))
 
     def finish(self, manifest: RunManifest) -> None:
         """Advance the processed files, then clear the pending manifest."""
-        self.storage.write_text(self._processed_file(manifest.run_id), manifest.to_json())
+        self.storage.write_text(self.processed_run_uri(manifest.run_id), manifest.to_json())
         self.storage.delete(self.pending_uri)
 
     def registered(self) -> dict:
@@ -118,17 +119,6 @@ class SourceState:
             if written_before(info.uri, f"{before:{RUN_ID_TIME}}"):
                 self.storage.delete(info.uri)
 
-    def __getattr__(self, name: str) -> str:
-        """``<file>_uri``: the path of a state file (layout.STATE_FILES)."""
-        if name.endswith("_uri") and name[:-4] in STATE_FILES:
-            return getattr(self.files, name[:-4])
-        raise AttributeError(name)
-
-    def landed_run_uri(self, run_id: str) -> str:
-        return self.files.landed_run(run_id)
-
-    def _processed_file(self, run_id: str) -> str:
-        return self.files.processed_run(run_id)
 
 
 def require_known_source(storage: LakeStorage, layout: LakeLayout) -> None:
