@@ -375,13 +375,14 @@ def run_history(args: argparse.Namespace) -> int:
 
     from .errors import InvalidSettings
     from .history import plot_history, read_history, render_table, success_share
-    from .storage import LakeStorage, join
+    from .layout import old_reports
+    from .storage import LakeStorage
 
     if args.last < 1:
         raise InvalidSettings(f"invalid --last {args.last}: pass how many syncs to list, 1 or more")
     spark, settings = _lake_session(args, "segment-lake history", args.source_id)
     reports, storage = settings.layout.reports, LakeStorage(spark)
-    if storage.glob(join(reports, "day=*", "source=*")):
+    if storage.glob(old_reports(reports)):
         print(f"segment-lake: {args.lake} also has reports filed as reports/day=.../source=.../, which history does not "
               f"read: file them with `segment-lake move-reports --lake {args.lake}`", file=sys.stderr)
     summaries = read_history(spark, storage, reports, args.source_id)

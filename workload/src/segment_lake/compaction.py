@@ -224,7 +224,7 @@ class Compaction:
         rows = sum(count for _, count in footers.values())
         size = sum(info.size for _, _, files in partitions for info in files)
         per_file = max(1, int(target / max(1.0, size / max(1, rows))))
-        base = self.layout.table(table[len(self.prefix):])
+        base = self.layout.table_of_name(table, self.prefix)
         stage = join(self.state.compaction_stage_uri, journal.compaction_id, str(slot))
         frame = (self.spark.read.option("basePath", base)
                  .schema(_with_keys(schema, self.keys))

@@ -124,7 +124,7 @@ def _without_missing_files(env: SyncEnvironment, manifest: RunManifest) -> RunMa
     env.progress(f"discover: dropping {count(len(missing), 'file')} that unfinished run {manifest.run_id} listed "
                  f"and no longer exist{'s' if len(missing) == 1 else ''}: {shown}{' and more' if len(missing) > 3 else ''}")
     # with other files the redo writes other folders: what the attempt published must go first
-    forget_attempt(env.storage, env.layout, env.state, manifest.run_id)
+    forget_attempt(env.storage, env.layout, manifest.run_id)
     kept_files = tuple(f for f in manifest.files if sizes[f] is not None)
     kept = RunManifest(manifest.run_id, kept_files, manifest.start_time, tuple(sizes[f] for f in kept_files),
                        manifest.replay)

@@ -39,4 +39,4 @@ class SyncEnvironment:
 
     def table_location(self, table: str) -> str:
         """The folder of a table, named with the run's prefix."""
-        return self.layout.table(table[len(self.settings.table_name_prefix):])
+        return self.layout.table_of_name(table, self.settings.table_name_prefix)

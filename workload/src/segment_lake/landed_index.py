@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 
 from segment_lake_contract import DATE_PARTITIONS, DEDUP_WINDOW_DAYS
 
-from .layout import WRITER_OF_FILE, LakeLayout
+from .layout import WRITER_OF_FILE, LakeLayout, run_of_name
 from .route import partition_span
 from .state import SourceState
 from .storage import LakeStorage, join
@@ -155,7 +155,7 @@ def compact_index(spark: SparkSession, storage: LakeStorage, state: SourceState,
     for name in storage.list_folders(state.landed_generations_uri):
         if current is None or name != current.name:
             storage.delete(join(state.landed_generations_uri, name), recursive=True)
-    runs = [name[len("run_id="):] for name in storage.list_folders(state.landed_uri) if name.startswith("run_id=")]
+    runs = [run for run in map(run_of_name, storage.list_folders(state.landed_uri)) if run is not None]
     if not runs:
         return IndexCompaction()
     sources = [spark.read.parquet(state.landed_uri)]

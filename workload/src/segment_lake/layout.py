@@ -62,6 +62,40 @@ def written_before(uri: str, writer_prefix: str) -> bool:
     return file_name(uri) < f"part-{writer_prefix}"
 
 
+RUN_FOLDER = "run_id="  # a run's folder (or file) among other runs': run_id=<run>
+
+
+def run_folder(run_id: str) -> str:
+    return f"{RUN_FOLDER}{run_id}"
+
+
+def run_of_name(name: str) -> str | None:
+    """The run whose folder (``run_id=<run>``) or processed list (``run_id=<run>.json``) is named ``name``, or
+    None for another name."""
+    return name[len(RUN_FOLDER):].removesuffix(".json") if name.startswith(RUN_FOLDER) else None
+
+
+@dataclass(frozen=True)
+class RunOutputs:
+    """Where a run's outputs go: folders of the run's own, and folders it shares with other runs, where its files
+    are named by the run (layout.data_file_name); and its stage, before they are published."""
+
+    discards: str
+    landed: str
+    rejected: str
+    duplicates: str  # shared
+    tables: str  # shared: the source's tables, its files in their partitions
+    stage: str
+
+    @property
+    def own_folders(self) -> tuple[str, ...]:
+        return self.landed, self.discards, self.rejected
+
+    @property
+    def shared_folders(self) -> tuple[str, ...]:
+        return self.tables, self.duplicates
+
+
 def table_of_folder(folder: str) -> str | None:
     """The table (without prefix) whose folder is named ``folder``, or None for another folder."""
     return folder[len(TABLE_FOLDER):] if folder.startswith(TABLE_FOLDER) else None
@@ -85,6 +119,10 @@ class LakeLayout:
     def table(self, segment_type: str) -> str:
         return join(self.tables, f"{TABLE_FOLDER}{segment_type}")
 
+    def table_of_name(self, table_name: str, prefix: str) -> str:
+        """The folder of the catalog's table ``table_name``, named with the source's table ``prefix``."""
+        return self.table(table_name[len(prefix):])
+
     def table_folders(self, storage) -> list[str]:
         """The source's tables in the lake, by their folders: their names without the table prefix."""
         return [name for name in map(table_of_folder, storage.list_folders(self.tables)) if name is not None]
@@ -94,14 +132,14 @@ class LakeLayout:
         return join(self.lake, DISCARDS_PREFIX, self.source_id)
 
     def discards_of_run(self, run_id: str) -> str:
-        return join(self.discards, f"run_id={run_id}")
+        return join(self.discards, run_folder(run_id))
 
     @property
     def rejected(self) -> str:
         return join(self.lake, DATA, "rejected", self.source_id)
 
     def rejected_of_run(self, run_id: str) -> str:
-        return join(self.rejected, f"run_id={run_id}")
+        return join(self.rejected, run_folder(run_id))
 
     def report(self, run_id: str, start_time: datetime) -> str:
         return join(report_folder(self.reports, self.source_id, report_day(start_time), run_id), "report.json")
@@ -136,6 +174,11 @@ class LakeLayout:
     def stage(self, run_id: str) -> str:
         return join(self.lake, STAGE, self.source_id, run_id)
 
+    def run_outputs(self, run_id: str) -> RunOutputs:
+        files = self.state_files
+        return RunOutputs(self.discards_of_run(run_id), files.landed_run_uri(run_id), self.rejected_of_run(run_id),
+                          files.duplicates_uri, self.tables, self.stage(run_id))
+
 
 def lake_bucket(lake: str) -> str | None:
     """The bucket of a lake on S3 (None for a local lake)."""
@@ -159,7 +202,7 @@ class StateLayout:
         return join(self.root, "processed")
 
     def processed_run_uri(self, run_id: str) -> str:
-        return join(self.processed_uri, f"run_id={run_id}.json")
+        return join(self.processed_uri, f"{run_folder(run_id)}.json")
 
     @property
     def landed_uri(self) -> str:
@@ -167,7 +210,7 @@ class StateLayout:
         return join(self.root, "landed")
 
     def landed_run_uri(self, run_id: str) -> str:
-        return join(self.landed_uri, f"run_id={run_id}")
+        return join(self.landed_uri, run_folder(run_id))
 
     @property
     def landed_generations_uri(self) -> str:
@@ -223,6 +266,11 @@ class StateLayout:
 REPORT_KEYS = ("source_id", "day", "run_id")
 # Before: Segment's own layout, whose folder names and order the table's keys cannot follow (segment-lake move-reports)
 OLD_REPORT = re.compile(r"/day=([^/]+)/source=([^/]+)/run_id=([^/]+)/report\.json$")
+
+
+def old_reports(reports_uri: str) -> str:
+    """The glob of the reports filed in Segment's layout (OLD_REPORT)."""
+    return join(reports_uri, "day=*", "source=*", "run_id=*", "report.json")
 
 
 def owning_source(location: str) -> str | None:

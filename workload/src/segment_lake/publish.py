@@ -20,11 +20,11 @@ def publish(env: SyncEnvironment, files: list[WrittenFile], run_id: str, redo: b
     """Moves the run's files into their tables' partitions and the source's records, once the run still holds the
     lock, then removes the stage folder."""
     env.lock.check()  # the files go live next
-    targets = {DISCARDS: env.layout.discards_of_run(run_id), LANDED: env.state.landed_run_uri(run_id),
-               DUPLICATES: env.state.duplicates_uri}
+    outputs = env.layout.run_outputs(run_id)
+    targets = {DISCARDS: outputs.discards, LANDED: outputs.landed, DUPLICATES: outputs.duplicates}
     move_files(env.storage, files, lambda f: targets.get(f.kind) or join(env.table_location(f.table), f.partition),
                run_id, redo)
-    env.storage.delete(env.layout.stage(run_id), recursive=True)
+    env.storage.delete(outputs.stage, recursive=True)
     partitions: dict[str, dict[str, int]] = {}
     for file in files:
         if file.kind == DATA:

@@ -23,16 +23,16 @@ def finish_unfinished(storage: LakeStorage, layout: LakeLayout, progress: Callab
         finish_unfinished_compaction(storage, catalog, layout, progress, check)
 
 
-def forget_attempt(storage: LakeStorage, layout: LakeLayout, state: SourceState, run_id: str) -> None:
+def forget_attempt(storage: LakeStorage, layout: LakeLayout, run_id: str) -> None:
     """Removes what an attempt of ``run_id`` published: its files in the tables and in the duplicates' record
     (named by the run), and its landed ids, discards and rejected lines (folders of the run)."""
-    for root in (layout.tables, state.duplicates_uri):
+    outputs = layout.run_outputs(run_id)
+    for root in outputs.shared_folders:
         for info in storage.list_files(root):
             if written_by(info.uri, run_id):
                 storage.delete(info.uri)
-    for folder in (state.landed_run_uri(run_id), layout.discards_of_run(run_id), layout.rejected_of_run(run_id)):
+    for folder in (*outputs.own_folders, outputs.stage):
         storage.delete(folder, recursive=True)
-    storage.delete(layout.stage(run_id), recursive=True)
 
 
 def describe(state: SourceState) -> list[str]:
@@ -63,6 +63,6 @@ def reset(storage: LakeStorage, layout: LakeLayout, state: SourceState) -> str |
     if pending is None:
         return None
     if not state.is_finished(pending.run_id):  # a finished run's data stays: only its manifest was left
-        forget_attempt(storage, layout, state, pending.run_id)
+        forget_attempt(storage, layout, pending.run_id)
     storage.delete(state.pending_uri)
     return pending.run_id

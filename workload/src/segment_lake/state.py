@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .errors import InvalidSettings
-from .layout import LakeLayout, StateLayout, written_before
+from .layout import LakeLayout, StateLayout, run_of_name, written_before
 from .storage import LakeStorage, join
 
 RUN_ID_TIME = "%Y%m%dT%H%M%SZ"  # a run id starts with its start time, so ids sort by it
@@ -79,8 +79,7 @@ class SourceState(StateLayout):
         if merged:
             newest = json.loads(self.storage.read_text(join(self.processed_uri, merged[-1])))
             count, last = newest["runs"], newest["last_run"]
-        later = [run for run in (name[len("run_id="):-len(".json")] for name in names if name.startswith("run_id="))
-                 if last is None or run > last]
+        later = [run for run in map(run_of_name, names) if run is not None and (last is None or run > last)]
         return count + len(later), later[-1] if later else last
 
     def merge_processed(self, merge_id: str) -> int:

@@ -9,7 +9,7 @@ from datetime import datetime
 from segment_lake_contract import REPORTS_DATABASE
 
 from .catalog import Catalog, TableChange
-from .layout import OLD_REPORT, REPORT_KEYS, LakeLayout, report_day, report_folder
+from .layout import OLD_REPORT, REPORT_KEYS, LakeLayout, old_reports, report_day, report_folder
 from .report import REPORT_COLUMNS
 from .storage import LakeStorage, join
 
@@ -33,7 +33,7 @@ def register_reports(catalog: Catalog, layout: LakeLayout, run_id: str, start_ti
 def move_old_reports(storage: LakeStorage, reports_uri: str) -> int:
     """Moves the reports of Segment's layout (``day=/source=/run_id=``) to the table's (``source_id=/day=/run_id=``),
     and removes the day folders they leave empty; returns how many moved. Run once; a second run finds none."""
-    old = storage.glob(join(reports_uri, "day=*", "source=*", "run_id=*", "report.json"))
+    old = storage.glob(old_reports(reports_uri))
     for uri in old:
         day, source_id, run_id = OLD_REPORT.search(uri).groups()
         storage.move(uri, join(report_folder(reports_uri, source_id, day, run_id), "report.json"))
