@@ -22,9 +22,10 @@ def table_changes(env: SyncEnvironment, inferred: Inferred) -> list[TableChange]
                         env.table_location(table)) for table, schema in inferred.schemas.items()]
 
 
-def record_changes(env: SyncEnvironment, run_id: str, published: Published, duplicate_count: int) -> list[TableChange]:
+def record_changes(env: SyncEnvironment, published: Published) -> list[TableChange]:
     """The discards table (partitioned by run) and the duplicates table, when the run added to them."""
-    prefix, records = env.settings.table_name_prefix, []
+    prefix, records, run_id = env.settings.table_name_prefix, [], published.run.run_id
+    duplicate_count = published.written.inferred.deduped.duplicate_count
     if published.discarded_value_count:
         records.append(TableChange(prefix + DISCARDS_TABLE, DISCARD_COLUMNS, ("run_id",), ((run_id,),),
                                    env.layout.discards))

@@ -21,7 +21,6 @@ from segment_lake_contract import DEDUP_WINDOW_DAYS
 
 from .column_types import ColumnType
 from .landed_index import landed_ids, window
-from .progress import count
 from .records import Deduped, Parsed
 
 if TYPE_CHECKING:
@@ -93,16 +92,13 @@ def without_duplicates(events: DataFrame, duplicates: DataFrame, found: int,
     return events.join(F.broadcast(dropped) if found <= broadcast_max else dropped, "_row", "left_anti")
 
 
-def dedup(env: SyncEnvironment, parsed: Parsed, run_id: str) -> Deduped:
+def dedup(env: SyncEnvironment, parsed: Parsed) -> Deduped:
     """The parsed events without the duplicates, against each other and the ids the lake holds (landed_index.py)."""
-    with env.progress.stage("dedup") as done:
-        landed = None
-        if parsed.span:  # only ids landed within the dedup window of this run's events can match
-            landed = landed_ids(env.spark, env.storage, env.state, env.layout, env.settings.date_partition,
-                                *window(*parsed.span, DEDUP_WINDOW_DAYS))
-        duplicates = duplicate_rows(parsed.events, landed, run_id).persist(StorageLevel.DISK_ONLY)
-        found = duplicates.count()
-        deduped = Deduped(without_duplicates(parsed.events, duplicates, found), duplicates, found,
-                          parsed.read_count - parsed.rejected_count - parsed.suppressed_count - found)
-        done(f"{count(deduped.row_count, 'event')} to land, {count(found, 'duplicate')}")
-    return deduped
+    landed = None
+    if parsed.span:  # only ids landed within the dedup window of this run's events can match
+        landed = landed_ids(env.spark, env.storage, env.state, env.layout, env.settings.date_partition,
+                            *window(*parsed.span, DEDUP_WINDOW_DAYS))
+    duplicates = duplicate_rows(parsed.events, landed, parsed.run.run_id).persist(StorageLevel.DISK_ONLY)
+    found = duplicates.count()
+    return Deduped(parsed.run, without_duplicates(parsed.events, duplicates, found), duplicates, found,
+                   parsed.read_count - parsed.rejected_count - parsed.suppressed_count - found)

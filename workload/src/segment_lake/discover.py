@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 from .errors import InvalidSettings, missing_input
 from .jvm_code import load_class
 from .progress import count
+from .records import Run
 from .recovery import forget_attempt
 from .state import RunManifest
 from .storage import FileInfo, LakeStorage, join, relative_path
@@ -66,10 +67,15 @@ def read_lines(spark: SparkSession, files: list[str], sizes: list[int]) -> DataF
     return DataFrame(stage(spark._jsparkSession, list(files), [int(size) for size in sizes]), spark)
 
 
-def discover(env: SyncEnvironment, run_id: str, start_time: datetime) -> RunManifest:
+def discover(env: SyncEnvironment, run_id: str, start_time: datetime) -> Run:
     """The unfinished run to redo, or a new run (``run_id``): over the files no finished run processed, or for a
     replay the files of its days, processed or not (dedup keeps what the lake has from landing twice). A new run
     with files is begun (its manifest written) before it returns."""
+    manifest = _manifest(env, run_id, start_time)
+    return Run(manifest, redo=manifest.run_id != run_id)
+
+
+def _manifest(env: SyncEnvironment, run_id: str, start_time: datetime) -> RunManifest:
     settings, state = env.settings, env.state
     replay = (settings.replay_from.isoformat(), settings.replay_to.isoformat()) if settings.replay_from else None
     pending = state.pending()
@@ -100,16 +106,6 @@ def discover(env: SyncEnvironment, run_id: str, start_time: datetime) -> RunMani
     if files:
         state.begin(manifest)
     return manifest
-
-
-def summary(manifest: RunManifest, run_id: str) -> str:
-    """The discover stage's progress line: a redo of an unfinished run, a replay, new files or none."""
-    files = count(len(manifest.files), "file")
-    if manifest.run_id != run_id:
-        return f"redoing unfinished run {manifest.run_id} over {files}"
-    if manifest.replay:
-        return f"replay of {manifest.replay[0]} to {manifest.replay[1]}: {files}"
-    return f"{count(len(manifest.files), 'new file')}" if manifest.files else "no new files; nothing to do"
 
 
 def _without_missing_files(env: SyncEnvironment, manifest: RunManifest) -> RunManifest:

@@ -78,28 +78,26 @@ def observe(events: DataFrame) -> Observed:
     return Observed(columns, partitions)
 
 
-def infer(env: SyncEnvironment, deduped: Deduped, run_id: str) -> Inferred:
+def infer(env: SyncEnvironment, deduped: Deduped) -> Inferred:
     """Each table's schema (catalog columns plus this run's new ones), the catalog's columns, and what the run's
     events showed; a source's new tables beyond its limit are refused, and a table's new columns beyond its."""
     refused_count = 0
-    with env.progress.stage("infer") as done:
-        observed = observe(deduped.accepted)
-        tables = sorted(observed.columns)
-        catalog = _own_tables(env, tables)
-        existing = {table: catalog[table] and catalog[table].columns for table in tables}
-        refused = _tables_over_limit(env, tables, existing)
-        tables = [table for table in tables if table not in refused]
-        refuse_legacy_tables(env.catalog, env.settings, [table for table in tables if existing[table] is None])
-        limit = env.settings.max_columns_per_table
-        schemas = {table: plan_schema(existing[table], [o for o in observed.columns[table] if o[0] not in env.keys],
-                                      limit) for table in tables}
-        for table, schema in schemas.items():
-            if schema.refused:
-                env.progress(f"infer: {table} has its limit of {limit:,} columns (--max-columns-per-table): the "
-                             f"values of {count(len(schema.refused), 'new column')} go to {DISCARDS_TABLE}")
-        done(f"{count(len(schemas), 'table')}, {count(sum(len(s.new_columns) for s in schemas.values()), 'new column')}")
+    observed = observe(deduped.accepted)
+    tables = sorted(observed.columns)
+    catalog = _own_tables(env, tables)
+    existing = {table: catalog[table] and catalog[table].columns for table in tables}
+    refused = _tables_over_limit(env, tables, existing)
+    tables = [table for table in tables if table not in refused]
+    refuse_legacy_tables(env.catalog, env.settings, [table for table in tables if existing[table] is None])
+    limit = env.settings.max_columns_per_table
+    schemas = {table: plan_schema(existing[table], [o for o in observed.columns[table] if o[0] not in env.keys],
+                                  limit) for table in tables}
+    for table, schema in schemas.items():
+        if schema.refused:
+            env.progress(f"infer: {table} has its limit of {limit:,} columns (--max-columns-per-table): the "
+                         f"values of {count(len(schema.refused), 'new column')} go to {DISCARDS_TABLE}")
     if refused:
-        deduped, refused_count = _reject_tables(env, deduped, refused, run_id)
+        deduped, refused_count = _reject_tables(env, deduped, refused)
     return Inferred(schemas, catalog, observed, deduped, refused_count)
 
 
@@ -134,7 +132,7 @@ def _tables_over_limit(env: SyncEnvironment, tables: list[str], existing: dict) 
     return refused
 
 
-def _reject_tables(env: SyncEnvironment, deduped: Deduped, tables: tuple[str, ...], run_id: str) -> tuple[Deduped, int]:
+def _reject_tables(env: SyncEnvironment, deduped: Deduped, tables: tuple[str, ...]) -> tuple[Deduped, int]:
     """Leaves the events of ``tables`` out, recorded as rejected with their file, messageId and the reason
     (the input file keeps the event)."""
     over = F.col("table").isin(list(tables))
@@ -143,5 +141,5 @@ def _reject_tables(env: SyncEnvironment, deduped: Deduped, tables: tuple[str, ..
                       F.lit(" was created; the input file keeps the event"))
     records = deduped.accepted.where(over).select("file", reason.alias("reason"), F.col("_message_id").alias("message_id"))
     refused = records.count()
-    records.repartition(1).write.mode("append").json(env.layout.rejected_of_run(run_id))
+    records.repartition(1).write.mode("append").json(env.layout.rejected_of_run(deduped.run.run_id))
     return replace(deduped, accepted=deduped.accepted.where(~over), row_count=deduped.row_count - refused), refused

@@ -17,9 +17,7 @@ from segment_lake_contract import DATE_PARTITIONS
 
 from .discover import read_lines
 from .field_codec import register_codec
-from .progress import count
-from .records import Parsed
-from .state import RunManifest
+from .records import Parsed, Run
 from .suppression import SuppressionList, is_suppressed
 
 if TYPE_CHECKING:
@@ -39,34 +37,32 @@ def parse_lines(lines: DataFrame, table_prefix: str, date_partition: str, tasks:
                            json.dumps(DATE_PARTITIONS[date_partition]), tasks), spark)
 
 
-def parse(env: SyncEnvironment, manifest: RunManifest) -> Parsed:
+def parse(env: SyncEnvironment, run: Run) -> Parsed:
     """Parses the run's files once into the shuffle files every later stage reads; counts the lines, records the
     rejected ones (``layout.rejected_of_run``) and leaves out (counted) the events of suppressed users."""
     suppressed = SuppressionList(env.storage, env.state.suppressed_uri).read()
-    rejected_uri = env.layout.rejected_of_run(manifest.run_id)
-    with env.progress.stage("parse", f"reading {count(len(manifest.files), 'file')}") as done:
-        rows = parse_lines(read_lines(env.spark, list(manifest.files), list(manifest.sizes)),
-                           env.settings.table_name_prefix, env.settings.date_partition, env.shuffle_partitions)
-        rows = rows.withColumn("_suppressed", F.col("reason").isNull() & is_suppressed(suppressed))
-        counted = rows.groupBy(F.col("reason").isNotNull().alias("rejected"), "_suppressed").agg(
-            F.count(F.lit(1)).alias("count"), F.min(F.unix_micros("_received_at")).alias("first"),
-            F.max(F.unix_micros("_received_at")).alias("last"))
-        read = rejected = dropped = 0
-        span = None
-        for row in counted.collect():
-            read += row["count"]
-            if row["rejected"]:
-                rejected = row["count"]
-            elif row["_suppressed"]:
-                dropped = row["count"]
-            else:
-                span = (row["first"], row["last"])
-        if rejected:
-            (rows.where(F.col("reason").isNotNull()).select("file", "reason", "raw").repartition(1)
-             .write.mode("overwrite").json(rejected_uri))
-        else:  # a crashed attempt's records go (the infer stage may add to the folder)
-            env.storage.delete(rejected_uri, recursive=True)
-        done(f"{count(read, 'line')}, {rejected} rejected" + (f", {count(dropped, 'event')} of suppressed users"
-                                                               if dropped else ""))
-    return Parsed(rows.where(F.col("reason").isNull() & ~F.col("_suppressed")).drop("_suppressed"), read,
+    rejected_uri = env.layout.rejected_of_run(run.run_id)
+    manifest = run.manifest
+    rows = parse_lines(read_lines(env.spark, list(manifest.files), list(manifest.sizes)),
+                       env.settings.table_name_prefix, env.settings.date_partition, env.shuffle_partitions)
+    rows = rows.withColumn("_suppressed", F.col("reason").isNull() & is_suppressed(suppressed))
+    counted = rows.groupBy(F.col("reason").isNotNull().alias("rejected"), "_suppressed").agg(
+        F.count(F.lit(1)).alias("count"), F.min(F.unix_micros("_received_at")).alias("first"),
+        F.max(F.unix_micros("_received_at")).alias("last"))
+    read = rejected = dropped = 0
+    span = None
+    for row in counted.collect():
+        read += row["count"]
+        if row["rejected"]:
+            rejected = row["count"]
+        elif row["_suppressed"]:
+            dropped = row["count"]
+        else:
+            span = (row["first"], row["last"])
+    if rejected:
+        (rows.where(F.col("reason").isNotNull()).select("file", "reason", "raw").repartition(1)
+         .write.mode("overwrite").json(rejected_uri))
+    else:  # a crashed attempt's records go (the infer stage may add to the folder)
+        env.storage.delete(rejected_uri, recursive=True)
+    return Parsed(run, rows.where(F.col("reason").isNull() & ~F.col("_suppressed")).drop("_suppressed"), read,
                   rejected, span, dropped)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from .layout import data_file_name, written_by
-from .records import Published, WrittenFile
+from .records import Published, Written, WrittenFile
 from .storage import LakeStorage, join
 from .write import DATA, DISCARDS, DUPLICATES, LANDED
 
@@ -16,21 +16,25 @@ if TYPE_CHECKING:
     from .environment import SyncEnvironment
 
 
-def publish(env: SyncEnvironment, files: list[WrittenFile], run_id: str, redo: bool) -> Published:
+def publish(env: SyncEnvironment, written: Written) -> Published:
     """Moves the run's files into their tables' partitions and the source's records, once the run still holds the
-    lock, then removes the stage folder."""
+    lock, then removes the stage folder. A redo first removes what an earlier attempt of the run published."""
     env.lock.check()  # the files go live next
+    files, run_id = written.files, written.run.run_id
     outputs = env.layout.run_outputs(run_id)
     targets = {DISCARDS: outputs.discards, LANDED: outputs.landed, DUPLICATES: outputs.duplicates}
     move_files(env.storage, files, lambda f: targets.get(f.kind) or join(env.table_location(f.table), f.partition),
-               run_id, redo)
+               run_id, written.run.redo)
     env.storage.delete(outputs.stage, recursive=True)
     partitions: dict[str, dict[str, int]] = {}
     for file in files:
         if file.kind == DATA:
             counts = partitions.setdefault(file.table, {})
             counts[file.partition] = counts.get(file.partition, 0) + file.rows
-    return Published(partitions, sum(f.rows for f in files if f.kind == DISCARDS))
+    published = Published(written, partitions, sum(f.rows for f in files if f.kind == DISCARDS))
+    if published.row_count != written.inferred.deduped.row_count:  # every accepted event once, or the run fails
+        raise RuntimeError(f"wrote {published.row_count} rows for {written.inferred.deduped.row_count} accepted events")
+    return published
 
 
 def move_files(storage: LakeStorage, files: Iterable[WrittenFile], target: Callable[[WrittenFile], str], run_id: str,

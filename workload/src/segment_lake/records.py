@@ -1,7 +1,9 @@
-"""The records the sync's stages pass along the chain (sync.py): each stage takes the one before's and returns its own.
+"""The records the sync's stages pass along the chain (sync.py): each stage takes the record before it and returns its
+own, which carries the run and says what the stage did (``summary``, its progress line); the run's report takes
+its figures from each (report.RunResult.add).
 
-    discover -> RunManifest (state.py) -> parse -> Parsed -> dedup -> Deduped -> infer -> Inferred
-    -> write -> [WrittenFile] -> publish -> Published -> catalog, report
+    discover -> Run -> parse -> Parsed -> dedup -> Deduped -> infer -> Inferred -> write -> Written
+    -> publish -> Published -> catalog, report, state
 """
 from __future__ import annotations
 
@@ -11,6 +13,29 @@ from pyspark.sql import DataFrame
 
 from .catalog import TableInfo
 from .progress import count
+from .state import RunManifest
+
+
+@dataclass(frozen=True)
+class Run:
+    """The run every record belongs to: its manifest (id, files, start), and whether it redoes an attempt of that
+    run that stopped (whose published files the redo replaces) instead of a new run."""
+
+    manifest: RunManifest
+    redo: bool
+
+    @property
+    def run_id(self) -> str:
+        return self.manifest.run_id
+
+    def summary(self) -> str:
+        """A redo of an unfinished run, a replay, new files or none."""
+        files = count(len(self.manifest.files), "file")
+        if self.redo:
+            return f"redoing unfinished run {self.run_id} over {files}"
+        if self.manifest.replay:
+            return f"replay of {self.manifest.replay[0]} to {self.manifest.replay[1]}: {files}"
+        return count(len(self.manifest.files), "new file") if self.manifest.files else "no new files; nothing to do"
 
 
 @dataclass(frozen=True)
@@ -19,21 +44,30 @@ class Parsed:
     the span of the events' receivedAt in microseconds since the epoch (None without events; kept as numbers,
     because receivedAt may be any year from 1 to 9999, beyond what a Python datetime can be shifted by)."""
 
+    run: Run
     events: DataFrame
     read_count: int
     rejected_count: int
     span: tuple[int, int] | None
     suppressed_count: int = 0
 
+    def summary(self) -> str:
+        return (f"{count(self.read_count, 'line')}, {self.rejected_count} rejected"
+                + (f", {count(self.suppressed_count, 'event')} of suppressed users" if self.suppressed_count else ""))
+
 
 @dataclass(frozen=True)
 class Deduped:
     """The events to land (``accepted``), and the duplicates: their row ids and record (on disk until the run ends)."""
 
+    run: Run
     accepted: DataFrame
     duplicates: DataFrame
     duplicate_count: int
     row_count: int
+
+    def summary(self) -> str:
+        return f"{count(self.row_count, 'event')} to land, {count(self.duplicate_count, 'duplicate')}"
 
 
 @dataclass(frozen=True)
@@ -69,9 +103,17 @@ class Inferred:
     refused_count: int = 0
 
     @property
+    def run(self) -> Run:
+        return self.deduped.run
+
+    @property
     def existing(self) -> dict[str, list[tuple[str, str]] | None]:
         """The catalog's columns of each table (None: a new one)."""
         return {table: info and info.columns for table, info in self.catalog.items()}
+
+    def summary(self) -> str:
+        new_columns = sum(len(schema.new_columns) for schema in self.schemas.values())
+        return f"{count(len(self.schemas), 'table')}, {count(new_columns, 'new column')}"
 
 
 @dataclass(frozen=True)
@@ -84,16 +126,37 @@ class WrittenFile:
 
 
 @dataclass(frozen=True)
-class Published:
-    """Rows published per table and partition, and the values discarded."""
+class Written:
+    """The files the write stage left in the run's stage folder, of the tables ``inferred`` planned."""
 
+    inferred: Inferred
+    files: list[WrittenFile]
+
+    @property
+    def run(self) -> Run:
+        return self.inferred.run
+
+    def summary(self) -> str:
+        return f"{count(len(self.files), 'file')} staged"
+
+
+@dataclass(frozen=True)
+class Published:
+    """Rows published per table and partition, and the values discarded, of the files ``written``."""
+
+    written: Written
     partitions: dict[str, dict[str, int]]
     discarded_value_count: int
+
+    @property
+    def run(self) -> Run:
+        return self.written.run
 
     @property
     def row_count(self) -> int:
         return sum(sum(counts.values()) for counts in self.partitions.values())
 
-    def summary(self, tables: int) -> str:
-        return (f"{count(sum(map(len, self.partitions.values())), 'partition')} of {count(tables, 'table')}, "
+    def summary(self) -> str:
+        return (f"{count(sum(map(len, self.partitions.values())), 'partition')} of "
+                f"{count(len(self.written.inferred.schemas), 'table')}, "
                 f"{count(self.discarded_value_count, 'discarded value')}")

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from .landed_index import from_micros
 from .names import DISCARDS_TABLE, DUPLICATES_TABLE
+from .records import Deduped, Inferred, Parsed, Published, Run, Written
 from .storage import relative_path, shown, write_text_without_spark
 
 if TYPE_CHECKING:
@@ -59,6 +61,32 @@ class RunResult:
     s3_bucket: str | None = None
     replay: tuple[str, str] | None = None  # a replay's first and last day
     newest_received_at: datetime | None = None  # of the events the run read (for the freshness metric)
+
+    def add(self, record: Run | Parsed | Deduped | Inferred | Written | Published) -> None:
+        """Takes the figures of a finished stage's record (records.py): a failed run's report has those of the
+        stages it finished."""
+        match record:
+            case Run():
+                self.run_id, self.replay = record.run_id, record.manifest.replay
+                self.start_time = datetime.fromisoformat(record.manifest.start_time)
+            case Parsed():
+                self.read_count, self.rejected_count = record.read_count, record.rejected_count
+                self.suppressed_count = record.suppressed_count
+                self.newest_received_at = from_micros(record.span[1]) if record.span else None
+            case Deduped():
+                self.duplicate_count, self.row_count = record.duplicate_count, record.row_count
+            case Inferred():  # the events of tables over the source's limit are rejected
+                self.rejected_count += record.refused_count
+                self.row_count = record.deduped.row_count
+            case Written():  # its files count once published
+                pass
+            case Published():
+                inferred = record.written.inferred
+                self.discarded_value_count = record.discarded_value_count
+                self.tables = [TableResult(
+                    table_name=table, database=self.database, row_count=sum(record.partitions[table].values()),
+                    partitions=sorted(record.partitions[table]), new_columns=list(schema.new_columns),
+                    is_new=inferred.existing[table] is None) for table, schema in inferred.schemas.items()]
 
 
 def _time(moment: datetime | None) -> str | None:

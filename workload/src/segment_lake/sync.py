@@ -1,6 +1,7 @@
-"""One sync of one source: the stages, in order, each taking and returning a typed record:
+"""One sync of one source: the stages, in order, each taking the record before it and returning its own
+(records.py):
 
-    discover (RunManifest) -> parse (Parsed) -> dedup (Deduped) -> infer (Inferred) -> write (files)
+    discover (Run) -> parse (Parsed) -> dedup (Deduped) -> infer (Inferred) -> write (Written)
     -> publish (Published) -> catalog -> report -> state
 
 Each stage is its module's function over a SyncEnvironment; this module composes them, holds the source's lock,
@@ -19,12 +20,11 @@ from .catalog import Catalog
 from .catalog.registered import recorded, unregistered
 from .catalog_changes import record_changes, table_changes
 from .dedup import dedup
-from .discover import discover, summary
+from .discover import discover
 from .emr_node import emr_cluster_id
 from .environment import SyncEnvironment
 from .errors import classify, jvm_failure
 from .infer import infer
-from .landed_index import from_micros
 from .layout import lake_bucket
 from .lock import SourceLock, source_lock
 from .metrics import put_metrics
@@ -33,7 +33,7 @@ from .parse import parse
 from .progress import HEARTBEAT_SECONDS, Progress, Sink, count, spark_tasks, stderr_sink
 from .publish import publish
 from .recovery import finish_unfinished
-from .report import RunResult, TableResult, file_report
+from .report import RunResult, file_report
 from .report import where as report_where
 from .session import jvm_exit_code
 from .settings import SyncSettings
@@ -96,63 +96,53 @@ class Sync:
         env = self.env
         with env.progress.stage("discover") as done:
             finish_unfinished(env.storage, env.layout, env.progress, env.lock.check, env.catalog)
-            manifest = discover(env, result.run_id, result.start_time)
-            redo = manifest.run_id != result.run_id
-            done(summary(manifest, result.run_id))
-        result.run_id, result.start_time = manifest.run_id, datetime.fromisoformat(manifest.start_time)
-        result.replay = manifest.replay
-        env.lock.run_id = manifest.run_id
+            run = discover(env, result.run_id, result.start_time)
+            done(run.summary())
+        result.add(run)
+        env.lock.run_id = run.run_id
         reports_ready = background.submit(self._register_reports, result)
-        if not manifest.files:
+        if not run.manifest.files:
             reports_ready.result()
             file_report(env, result)
             return
         database_ready = background.submit(ensure_database, env.catalog, env.settings)
-        parsed = parse(env, manifest)
-        result.read_count, result.rejected_count = parsed.read_count, parsed.rejected_count
-        result.suppressed_count = parsed.suppressed_count
-        result.newest_received_at = from_micros(parsed.span[1]) if parsed.span else None
-        deduped = dedup(env, parsed, manifest.run_id)
-        result.duplicate_count, result.row_count = deduped.duplicate_count, deduped.row_count
+        parsed = self._stage(result, "parse", parse, run, f"reading {count(len(run.manifest.files), 'file')}")
+        deduped = self._stage(result, "dedup", dedup, parsed)
         database_ready.result()
-        inferred = infer(env, deduped, manifest.run_id)
-        result.rejected_count += inferred.refused_count
-        result.row_count = inferred.deduped.row_count
+        inferred = self._stage(result, "infer", infer, deduped)
         changes, record, database = table_changes(env, inferred), env.state.registered(), env.settings.database
         registered = background.submit(env.catalog.register, database,
                                        unregistered(database, changes, inferred.catalog, record), inferred.catalog)
-        schemas = inferred.schemas
-        with env.progress.stage("write", f"casting and writing {count(len(schemas), 'table')} as Parquet") as done:
-            files = write(env, inferred, manifest.run_id)
-            done(f"{count(len(files), 'file')} staged")
-        with env.progress.stage("publish") as done:
-            published = publish(env, files, manifest.run_id, redo)
-            done(published.summary(len(schemas)))
-        if published.row_count != result.row_count:  # every accepted event is written exactly once, or the run fails
-            raise RuntimeError(f"wrote {published.row_count} rows for {result.row_count} accepted events")
-        result.discarded_value_count = published.discarded_value_count
-        result.tables = [TableResult(
-            table_name=table, database=env.settings.database, row_count=sum(published.partitions[table].values()),
-            partitions=sorted(published.partitions[table]), new_columns=list(schema.new_columns),
-            is_new=inferred.existing[table] is None) for table, schema in schemas.items()]
+        written = self._stage(result, "write", write, inferred,
+                              f"casting and writing {count(len(inferred.schemas), 'table')} as Parquet")
+        published = self._stage(result, "publish", publish, written)
         with env.progress.stage("catalog") as done:
             registered.result()
             if recorded(database, record, changes, inferred.catalog) != record:
                 env.state.record_registered(recorded(database, record, changes, inferred.catalog))
             reports_ready.result()
-            records = record_changes(env, manifest.run_id, published, deduped.duplicate_count)
+            records = record_changes(env, published)
             if records:
                 env.catalog.register(database, records, inferred.catalog)
-            done(f"{count(len(schemas) + len(records), 'table')} up to date")
+            done(f"{count(len(inferred.schemas) + len(records), 'table')} up to date")
         # reported before the state advances: a crash in between redoes the run, which rewrites this same report,
         # so the finished reports count every landed event once
         file_report(env, result)
         with env.progress.stage("state") as done:
             env.lock.check()
             env.state.prune_duplicates(result.start_time - timedelta(days=DEDUP_WINDOW_DAYS))
-            env.state.finish(manifest)
-            done(f"{count(len(manifest.files), 'file')} processed by run {manifest.run_id}")
+            env.state.finish(run.manifest)
+            done(f"{count(len(run.manifest.files), 'file')} processed by run {run.run_id}")
         deduped.duplicates.unpersist()
+
+    def _stage(self, result: RunResult, name: str, stage, previous, doing: str | None = None):
+        """One stage over the record before it, as a progress stage (``doing`` says what it starts); the report takes
+        the figures of the record it returns."""
+        with self.env.progress.stage(name, doing) as done:
+            record = stage(self.env, previous)
+            done(record.summary())
+        result.add(record)
+        return record
 
     def _fail(self, result: RunResult, error: BaseException) -> None:
         """Reports the failure (what ended Spark's JVM, or the signal that stopped the run, or the error) and raises

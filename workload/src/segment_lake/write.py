@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame
 from .column_types import ColumnType
 from .jvm_code import load_class
 from .lake_columns import PARQUET_SETTINGS
-from .records import Inferred, WrittenFile
+from .records import Inferred, Written, WrittenFile
 from .storage import LakeStorage, join
 
 if TYPE_CHECKING:
@@ -58,13 +58,13 @@ def write_duplicates(duplicates: DataFrame, count: int, stage_uri: str, storage:
             if f.uri.endswith(".parquet")]
 
 
-def write(env: SyncEnvironment, inferred: Inferred, run_id: str) -> list[WrittenFile]:
+def write(env: SyncEnvironment, inferred: Inferred) -> Written:
     """Writes every table and the discards in one job, and the duplicates' record, into the run's stage folder."""
     schemas, deduped = inferred.schemas, inferred.deduped
-    stage = env.layout.stage(run_id)
+    stage = env.layout.stage(inferred.run.run_id)
     env.storage.delete(stage, recursive=True)  # a crashed attempt's files
     files = write_tables(deduped.accepted, {table: list(schema.columns) for table, schema in schemas.items()},
                          env.keys, stage, env.settings.max_records_per_file, env.settings.max_columns_per_table)
     if deduped.duplicate_count:
         files += write_duplicates(deduped.duplicates.drop("_row"), deduped.duplicate_count, stage, env.storage)
-    return files
+    return Written(inferred, files)
