@@ -125,12 +125,7 @@ soak: setup
 
 # The sync CLI against DuckDB on the same generated files, end to end (about 25 minutes on 2 cores):
 # bench/results/<date>.json and .png, and the table of docs/performance.md. Quicker: make bench BENCH_ARGS="--sizes 250000".
-BENCH_STAMP := $(VENV)/.bench-installed
-$(BENCH_STAMP): bench/requirements.txt | $(STAMP)
-	$(PY) -m pip install --quiet -r bench/requirements.txt
-	touch $@
-
-bench: setup $(BENCH_STAMP)
+bench: setup
 	$(PY) bench/run.py $(BENCH_ARGS)
 
 clean:

@@ -1,14 +1,17 @@
 """The lake contract of docs/lake-format.md, one test per clause, on the embedded catalog, on Glue, and on S3
 (s3a) with Glue. Each catalog's lake is synced once per module: a first run, a second with new
 files, duplicates, a type change and new columns, and a third with nothing new; the tests read
-what each run left (snapshots taken between the runs)."""
+what each run left (snapshots taken between the runs). The tables' rows are read by pyarrow, not by the engine that
+wrote them (parquet_reader.py)."""
 import itertools
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
 import pytest
 from lake_events import RUN1_COUNTS, RUN2_COUNTS, write_run1, write_run2
+from parquet_reader import file_schemas, read_rows
 from sync_harness import Lake, make_catalog
 
 pytestmark = [pytest.mark.spark, pytest.mark.aws]
@@ -44,6 +47,7 @@ class Synced:
     first: Snapshot
     second: Snapshot
     third: object  # the run with nothing new
+    endpoint: str | None  # moto's, for a lake on S3
 
 
 def _catalog(lake, spark, glue_client):
@@ -59,10 +63,11 @@ def _catalog(lake, spark, glue_client):
     return {"table": table, "partitions": partitions}
 
 
-def _snapshot(lake, result, spark, glue_client):
+def _snapshot(lake, result, spark, glue_client, endpoint):
     tables = {t.table_name for t in result.tables} | TABLES_RUN1
-    return Snapshot(result, {t: lake.columns(t) for t in tables | {"segment_discards"}},
-                    {t: lake.rows(t) for t in tables}, lake.discards(), lake.duplicates(), lake.rejected(), lake.report(result),
+    columns = {t: lake.columns(t) for t in tables | {"segment_discards"}}
+    return Snapshot(result, columns, {t: read_rows(lake.location(t), columns[t], endpoint=endpoint) for t in tables},
+                    lake.discards(), lake.duplicates(), lake.rejected(), lake.report(result),
                     lake.data_files("identify"), _catalog(lake, spark, glue_client))
 
 
@@ -73,8 +78,9 @@ def synced(request, spark, glue_client, tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp(f"contract-{kind}")
     source_id = f"src{n}"
     database = f"contract_{kind}_{n}"
+    endpoint = None
     if kind == "s3":
-        s3 = request.getfixturevalue("s3a")(f"lake-{n}")
+        s3, endpoint = request.getfixturevalue("s3a")(f"lake-{n}"), request.getfixturevalue("aws_endpoint")
         lake_uri, input_uri = f"s3a://lake-{n}", f"s3a://lake-{n}/segment-logs/{source_id}"
     else:
         s3, lake_uri = None, f"file://{tmp_path}/lake"
@@ -92,10 +98,10 @@ def synced(request, spark, glue_client, tmp_path_factory):
                 s3.upload_file(str(path), f"lake-{n}", str(path.relative_to(staging)))
 
     upload(write_run1)
-    first = _snapshot(lake, lake.sync(), spark, glue_client)
+    first = _snapshot(lake, lake.sync(), spark, glue_client, endpoint)
     upload(write_run2)
-    second = _snapshot(lake, lake.sync(), spark, glue_client)
-    return Synced(lake, first, second, lake.sync())
+    second = _snapshot(lake, lake.sync(), spark, glue_client, endpoint)
+    return Synced(lake, first, second, lake.sync(), endpoint)
 
 
 def _orders(snapshot):
@@ -116,6 +122,22 @@ def test_where_data_lands_one_file_per_partition_named_for_the_run(synced):
     assert all(f"part-{first.result.run_id}-00000.snappy.parquet" in f for f in first.identify_files)
     m1 = _orders(first)["m1"]
     assert (m1["day"], m1["hr"]) == ("2024-01-02", "03")
+
+
+def test_files_hold_the_catalog_columns_in_order_with_int96_timestamps_in_day_and_hour_folders(synced):
+    """Read by pyarrow: each file of a table has the catalog's columns in the catalog's order (a file written before
+    a column was added stops short of it), timestamps as INT96 (as Hive and Athena read them), and its folder is
+    the partition's."""
+    columns = synced.lake.columns("track_order_completed")
+    schemas = file_schemas(synced.lake.location("track_order_completed"), synced.endpoint)
+    assert len(schemas) >= 2
+    for path, schema in schemas.items():
+        assert re.fullmatch(r"day=\d{4}-\d{2}-\d{2}/hr=\d{2}/part-[^/]+\.snappy\.parquet", path), path
+        assert schema.names == [name for name, _ in columns[:len(schema.names)]], path
+        kinds = dict(columns)
+        assert all(schema.column(i).physical_type == "INT96" for i, name in enumerate(schema.names)
+                   if kinds[name] == "timestamp"), path
+    assert {len(schema.names) for schema in schemas.values()} == {len(ORDER_COLUMNS_RUN1), len(columns)}
 
 
 def test_tables_one_per_type_and_track_event(synced):
