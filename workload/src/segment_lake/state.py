@@ -125,7 +125,7 @@ def require_known_source(storage: LakeStorage, layout: LakeLayout) -> None:
     command on a mistyped id would find nothing and report success. (A state folder alone is no proof: a lock or a
     suppression list on a mistyped id makes one.)"""
     tables, states = layout.source_roots
-    processed = [name for name in storage.list_folders(states) if storage.exists(StateLayout(join(states, name)).processed)]
+    processed = [name for name in storage.list_folders(states) if storage.exists(StateLayout(join(states, name)).processed_uri)]
     known = sorted({*storage.list_folders(tables), *processed})
     if layout.source_id not in known:
         raise InvalidSettings(f"the lake has no source {layout.source_id!r} (it has "
