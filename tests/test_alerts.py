@@ -66,6 +66,7 @@ def test_the_rules_hear_the_steps_and_clusters_actually_submitted(synthesized):
     template (its window in their names), fail into the rules; a step or cluster of something else does not."""
     from segment_data_lake import ReplayClusterProps
     from segment_lake.replay_on_emr import replay_request
+    from segment_lake.settings import ReplayWindow
 
     stacks = {"complete": synthesized.stacks["complete"], "transient": synthesized.stacks["transient"],
               "transient-replay": synth_small_lake("transient-replay", cluster_mode="transient",
@@ -81,7 +82,7 @@ def test_the_rules_hear_the_steps_and_clusters_actually_submitted(synthesized):
                      if "run_job_flow" in o.get("content", "")]
         for template in templates:
             for source_id in template["sources"]:
-                replay = replay_request(template, source_id, date(2024, 1, 1), date(2024, 1, 31))
+                replay = replay_request(template, source_id, ReplayWindow(date(2024, 1, 1), date(2024, 1, 31)))
                 steps.append(replay["Steps"][0]["Name"])
                 clusters.append({"name": replay["Name"], "clusterId": "j-REPLAY0001"})
         assert len(steps) >= 2 and clusters and (templates or name == "transient"), name

@@ -2,6 +2,7 @@
 reader of the catalog sees every row once throughout, crashes included; the partitions end in their own folders,
 where later syncs add to them."""
 import json
+from dataclasses import replace
 import subprocess
 import sys
 from datetime import UTC, date, datetime, timedelta
@@ -25,6 +26,7 @@ from segment_lake.compaction import (
 )
 from segment_lake.deletion import Journal, UserDeletion
 from segment_lake.errors import InvalidSettings
+from segment_lake.settings import ReplayWindow
 from segment_lake.landed_index import Generation, IndexCompaction, current_generation, day_of_folder, window
 from segment_lake.state import SourceState
 from segment_lake.sync import Sync
@@ -180,8 +182,7 @@ def test_the_sync_state_stops_growing_and_old_windows_still_land_nothing_twice(s
     late = lake.sync()
     assert (late.row_count, late.duplicate_count) == (1, 1)
     # a replay of the old days, read from the tables, and of the recent one, from the index: nothing twice
-    settings = type(lake.settings())(**{**lake.settings().__dict__, "replay_from": date(2024, 1, 1),
-                                        "replay_to": date(2024, 1, 31)})
+    settings = replace(lake.settings(), replay=ReplayWindow(date(2024, 1, 1), date(2024, 1, 31)))
     replay = Sync(spark, settings, lake.catalog, progress=lambda line: None).run()
     assert (replay.read_count, replay.row_count, replay.duplicate_count) == (11, 0, 11)
     assert sorted(r["message_id"] for r in lake.rows("page", keys=[k for k, _ in DATE_PARTITIONS[date_partition]])) == sorted(

@@ -1,5 +1,6 @@
 """Replay: the raw events of a window of day folders land again through the sync's engine, and nothing twice."""
 import json
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -8,6 +9,7 @@ from lake_events import event
 from sync_harness import Lake, make_catalog
 
 from segment_lake.discover import received_day
+from segment_lake.settings import ReplayWindow
 from segment_lake.sync import Sync
 
 pytestmark = pytest.mark.spark
@@ -38,7 +40,7 @@ def test_a_replay_lands_what_the_lake_lacks_and_nothing_twice(spark, tmp_path):
 
     def replay(first: date, last: date):
         settings = lake.settings()
-        settings = type(settings)(**{**settings.__dict__, "replay_from": first, "replay_to": last})
+        settings = replace(settings, replay=ReplayWindow(first, last))
         return Sync(spark, settings, lake.catalog, progress=lambda line: None).run()
 
     # a file delivered late into the first day's folder: the replay lands its new event, not the day's old ones
@@ -70,8 +72,7 @@ def test_a_replay_waits_for_an_unfinished_run_and_says_so(spark, tmp_path):
                 "rep2", "replay_db2")
     state = SourceState(lake.storage, lake.layout.state)
     state.begin(RunManifest("20240102T000000Z-deadbeef", (f"file:{source}/{DAY1}/1.json",), "2024-01-02T00:00:00+00:00"))
-    settings = type(lake.settings())(**{**lake.settings().__dict__, "replay_from": date(2024, 1, 2),
-                                        "replay_to": date(2024, 1, 2)})
+    settings = replace(lake.settings(), replay=ReplayWindow(date(2024, 1, 2), date(2024, 1, 2)))
     with pytest.raises(InvalidSettings, match="unfinished run 20240102T000000Z-deadbeef: `segment-lake sync` redoes it"):
         Sync(spark, settings, lake.catalog, progress=lambda line: None).run()
     assert lake.sync().run_id == "20240102T000000Z-deadbeef"  # the sync redoes it; then the replay may run

@@ -15,6 +15,7 @@ from stack_helpers import named, only, policy, resolve, resources, statement
 from segment_lake.cli import main
 from segment_lake.errors import InvalidSettings
 from segment_lake.replay_on_emr import replay_request
+from segment_lake.settings import ReplayWindow
 from segment_lake_contract import REPLAY_TEMPLATES_PREFIX
 
 pytestmark = [pytest.mark.constructs, pytest.mark.aws]
@@ -106,12 +107,12 @@ def test_a_replay_request_is_a_valid_run_job_flow_request(synthesized):
     from botocore.validate import validate_parameters
 
     template = resolve(synthesized.stacks["complete"], _template(synthesized.stacks["complete"]))
-    request = replay_request(template, SOURCE, date(2024, 1, 2), date(2024, 1, 5))
+    request = replay_request(template, SOURCE, ReplayWindow(date(2024, 1, 2), date(2024, 1, 5)))
     validate_parameters(request, get_session().get_service_model("emr").operation_model("RunJobFlow").input_shape)
     assert request["Steps"][0]["HadoopJarStep"]["Args"][-4:] == ["--from", "2024-01-02", "--to", "2024-01-05"]
     assert request["Name"] == "segment-data-lake-complete-replay acme_web 2024-01-02..2024-01-05"
     with pytest.raises(InvalidSettings, match="source 'nope' is not among the lake's sources .Kq8dV1bX2c, Zt4mN8pQ1r."):
-        replay_request(template, "nope", date(2024, 1, 2), date(2024, 1, 5))
+        replay_request(template, "nope", ReplayWindow(date(2024, 1, 2), date(2024, 1, 5)))
 
 
 def test_replay_on_emr_starts_the_cluster_and_names_it(synthesized, aws_endpoint, monkeypatch, capsys):

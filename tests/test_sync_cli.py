@@ -307,7 +307,7 @@ def test_a_catalog_left_half_created_by_a_killed_run_does_not_block_the_source(t
 
 
 def test_sql_statements_end_at_semicolons_outside_quotes_and_comments():
-    from segment_lake.cli import sql_statements
+    from segment_lake.sql_statements import sql_statements
 
     assert sql_statements("select 1; select ';' -- a comment; not a statement\n; ;select `a;b` from t") == [
         "select 1", "select ';'", "select `a;b` from t"]

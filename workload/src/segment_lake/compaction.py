@@ -126,6 +126,23 @@ class CompactionReport(Record):
                        self.partitions_not_compacted,
                        "the merged files of {n} partitions were gone, so they keep their files", "run compact again")
 
+    def told(self, layout: LakeLayout) -> list[str]:
+        """What ``segment-lake compact`` prints: its figures, what it did to the state, and where its report is."""
+        lines = [f"compacted {self.source_id}: {self.partitions_compacted} partitions, {self.merged_files_before} "
+                 f"files merged into {self.merged_files_after}; data files of the source: {self.files_before} before, "
+                 f"{self.files_after} after"]
+        index, done = self.state.landed_index, []
+        if self.state.processed_lists_merged:
+            done.append(f"{self.state.processed_lists_merged} processed lists merged into one")
+        if index.runs_merged:
+            done.append(f"landed index: {index.runs_merged} runs merged, {index.ids_after} of {index.ids_before} ids "
+                        f"kept (received from {index.horizon})")
+        if done:
+            lines.append(f"  state: {'; '.join(done)}")
+        if self.partitions_compacted:
+            lines.append(f"  report: {layout.compaction_report(self.compaction_id)}")
+        return lines
+
 
 def partition_end(date_partition: str, values: tuple[str, ...]) -> datetime | None:
     """When a partition's time ends (UTC), from its values; None when they are not a time (never closed)."""

@@ -32,8 +32,9 @@ from .errors import InvalidSettings
 from .journal import JournaledOperation, Record, begin, finish, summary
 from .lake_columns import PARQUET_SETTINGS
 from .layout import LakeLayout, file_name, table_of_folder
+from .progress import count
 from .state import SourceState, new_run_id
-from .storage import LakeStorage, join, relative_path
+from .storage import LakeStorage, join, relative_path, shown
 from .suppression import SuppressionList
 
 DISCARDS, DUPLICATES = "discards", "duplicates"  # the datasets beside the tables
@@ -101,6 +102,17 @@ class DeletionReport(Record):
                        f"files rewritten, {self.files_removed} removed", self.files_not_switched,
                        "the staged rewrites of {n} files were gone, so they still hold the users' rows",
                        "run delete-users again with the same ids")
+
+    def told(self, layout: LakeLayout) -> list[str]:
+        """What ``segment-lake delete-users`` prints: what it deleted and searched, and where its report is."""
+        ids, examined = len(self.user_ids) + len(self.anonymous_ids), self.examined
+        return [f"deleted {count(self.rows_deleted, 'row')} of {count(ids, 'id')} from "
+                f"{count(len(self.tables), 'table')} ({count(self.files_rewritten, 'file')} rewritten, "
+                f"{self.files_removed} removed), with {count(self.discarded_values_deleted, 'discarded value')} and "
+                f"{count(self.duplicates_deleted, 'recorded duplicate')}; the ids are suppressed",
+                f"  searched: {count(examined['rows'], 'row')} in {count(examined['files'], 'file')} of "
+                f"{count(examined['tables'], 'table')}",
+                f"  report: {shown(layout.deletion_report(self.deletion_id))}"]
 
 
 def deletion_report(journal: Journal, finish_time: datetime, not_switched: tuple[str, ...] = ()) -> DeletionReport:

@@ -77,7 +77,8 @@ def discover(env: SyncEnvironment, run_id: str, start_time: datetime) -> Run:
 
 def _manifest(env: SyncEnvironment, run_id: str, start_time: datetime) -> RunManifest:
     settings, state = env.settings, env.state
-    replay = (settings.replay_from.isoformat(), settings.replay_to.isoformat()) if settings.replay_from else None
+    window = settings.replay
+    replay = (window.first.isoformat(), window.last.isoformat()) if window else None
     pending = state.pending()
     if pending and state.is_finished(pending.run_id):
         state.finish(pending)  # crashed after advancing the state: only the cleanup was left
@@ -92,7 +93,7 @@ def _manifest(env: SyncEnvironment, run_id: str, start_time: datetime) -> RunMan
         state.finish(pending)  # none of its files is left: nothing to redo
     if not env.storage.exists(settings.input_uri):
         raise missing_input(settings.input_uri)
-    files = (replay_files(env.storage, settings.input_uri, settings.replay_from, settings.replay_to) if replay
+    files = (replay_files(env.storage, settings.input_uri, window.first, window.last) if replay
              else new_files(env.storage, settings.input_uri, state.processed_files()))
     others = other_sources([relative_path(f.uri, settings.input_uri) for f in files], settings.source_id)
     if others:

@@ -24,9 +24,11 @@ import io
 import json
 import os
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from .options import flag
 
 _OBJECTS = ["Order", "Product", "Cart", "Checkout", "Coupon", "Promotion", "Video", "Article", "Account", "Subscription",
             "Payment", "Invoice", "Search", "Filter", "Wishlist", "Review", "Message", "Notification", "Trial", "Plan",
@@ -65,19 +67,29 @@ _OTHER_TYPES = [("identify", 12), ("page", 14), ("screen", 6), ("group", 2), ("a
 class GenerateOptions:
     """What to generate; every count is exact and every choice follows ``seed``."""
 
-    output: Path
-    events: int = 100_000  # per source, duplicates and malformed lines included
-    sources: int = 1
-    hours: int = 2
-    start: datetime = datetime(2024, 1, 2, tzinfo=UTC)
-    event_names: int = 50
-    files_per_hour: int = 4
-    duplicate_rate: float = 0.01
-    malformed_rate: float = 0.001
+    output: Path = field(metadata=flag("folder to write segment-logs/ into"))
+    events: int = field(default=100_000, metadata=flag("lines per source, duplicates and malformed included"))
+    sources: int = field(default=1, metadata=flag("number of sources, src0001..."))
+    hours: int = field(default=2, metadata=flag("hours of events", exclusive="span",
+                                                default_help="2, one scheduled sync's window"))
+    days: int | None = field(default=None, metadata=flag("days of events (instead of --hours)", exclusive="span"))
+    start: datetime = field(default=datetime(2024, 1, 2, tzinfo=UTC), metadata=flag(
+        "first hour received, YYYY-MM-DDTHH in UTC"))
+    event_names: int = field(default=50, metadata=flag("distinct track event names, Zipf-skewed"))
+    files_per_hour: int = field(default=4, metadata=flag("gzip files per hour per source"))
+    duplicate_rate: float = field(default=0.01, metadata=flag("share of lines that repeat an earlier messageId"))
+    malformed_rate: float = field(default=0.001, metadata=flag("share of malformed lines"))
     track_share: float = 0.65
-    seed: int = 1
+    seed: int = field(default=1, metadata=flag("seed of every random choice"))
 
     def __post_init__(self) -> None:
+        if isinstance(self.start, str):  # as given on the command line
+            try:
+                object.__setattr__(self, "start", datetime.strptime(self.start, "%Y-%m-%dT%H").replace(tzinfo=UTC))
+            except ValueError:
+                raise ValueError(f"invalid --start {self.start!r}: use YYYY-MM-DDTHH, for example 2024-01-02T00") from None
+        if self.days is not None:
+            object.__setattr__(self, "hours", self.days * 24)
         for name in ("events", "sources", "hours", "event_names", "files_per_hour"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(self, name)}")

@@ -6,21 +6,37 @@ from __future__ import annotations
 
 import copy
 import json
-from datetime import date
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
 from segment_lake_contract import REPLAY_TEMPLATE_FORMAT, REPLAY_TEMPLATES_PREFIX, replay_cluster_name, step_name
 
 from .errors import InvalidSettings
+from .options import flag
+from .settings import ReplayWindow
 
 
-def template_bucket(lake_uri: str) -> str:
-    parsed = urlparse(lake_uri)
-    if parsed.scheme not in ("s3", "s3a") or not parsed.netloc:
-        raise InvalidSettings(f"--lake {lake_uri!r} is not in S3: a replay on EMR needs the lake bucket, "
-                              f"e.g. s3://my-segment-data-lake/ (on one machine, run `segment-lake replay`)")
-    return parsed.netloc
+@dataclass(frozen=True)
+class ReplayOnEmrSettings:
+    """Which source's window to replay, from which lake bucket's template."""
+
+    lake: str = field(metadata=flag("the lake bucket, s3://<bucket>/"))
+    source_id: str = field(metadata=flag("Segment source id"))
+    replay: ReplayWindow = field(default_factory=ReplayWindow)
+    cluster_name: str | None = field(default=None, metadata=flag(
+        "the replay cluster's name", default_help="the bucket's only one"))
+    aws_region: str | None = field(default=None, metadata=flag(
+        "region of the lake", default_help="AWS_REGION or boto3's configuration"))
+    dry_run: bool = field(default=False, metadata=flag("print the RunJobFlow request instead of sending it"))
+
+    @property
+    def bucket(self) -> str:
+        parsed = urlparse(self.lake)
+        if parsed.scheme not in ("s3", "s3a") or not parsed.netloc:
+            raise InvalidSettings(f"--lake {self.lake!r} is not in S3: a replay on EMR needs the lake bucket, "
+                                  f"e.g. s3://my-segment-data-lake/ (on one machine, run `segment-lake replay`)")
+        return parsed.netloc
 
 
 def load_template(s3, bucket: str, cluster_name: str | None) -> dict[str, Any]:
@@ -45,21 +61,20 @@ def load_template(s3, bucket: str, cluster_name: str | None) -> dict[str, Any]:
     return template
 
 
-def replay_request(template: dict[str, Any], source_id: str, replay_from: date, replay_to: date) -> dict[str, Any]:
-    """The RunJobFlow request of a cluster that replays ``source_id`` from ``replay_from`` to ``replay_to``."""
+def replay_request(template: dict[str, Any], source_id: str, window: ReplayWindow) -> dict[str, Any]:
+    """The RunJobFlow request of a cluster that replays ``source_id`` over the ``window``."""
     sources = template["sources"]
     if source_id not in sources:
         raise InvalidSettings(f"source {source_id!r} is not among the lake's sources ({', '.join(sorted(sources))}): "
                               f"pass one of them, or add it to the lake's sources and deploy")
-    if replay_from > replay_to:
-        raise InvalidSettings(f"--from {replay_from} is after --to {replay_to}: swap them")
+    if not window:
+        raise InvalidSettings("a replay needs both --from and --to")
     source = sources[source_id]
-    window = f"{replay_from}..{replay_to}"
     step = copy.deepcopy(source["step"])
-    step["Name"] = step_name("replay", source["slug"], source_id, window)
-    step["HadoopJarStep"]["Args"] += ["--from", replay_from.isoformat(), "--to", replay_to.isoformat()]
+    step["Name"] = step_name("replay", source["slug"], source_id, str(window))
+    step["HadoopJarStep"]["Args"] += ["--from", window.first.isoformat(), "--to", window.last.isoformat()]
     request = copy.deepcopy(template["run_job_flow"])
-    request["Name"] = replay_cluster_name(request["Name"], source["slug"], window)
+    request["Name"] = replay_cluster_name(request["Name"], source["slug"], str(window))
     request["Steps"] = [step]
     return request
 

@@ -150,15 +150,19 @@ def _keep_failed_attempt(env: SyncEnvironment, result: RunResult) -> None:
                                                                earlier["finish_time"]))
 
 
-def where(env: SyncEnvironment, result: RunResult) -> list[str]:
-    """Where a run left what a user looks at next: its report, and the rejected lines, duplicates and discarded
-    values it recorded (when it recorded any)."""
+def told(env: SyncEnvironment, result: RunResult) -> list[str]:
+    """What ``segment-lake sync`` prints: the run's figures, then where it left what a user looks at next (its
+    report, and the rejected lines, duplicates and discarded values it recorded, when it recorded any)."""
     database, prefix, run = env.settings.database, env.settings.table_name_prefix, result.run_id
-    lines = [f"report: {shown(env.layout.report(run, result.start_time))}"]
+    lines = [f"{'replayed' if result.replay else 'synced'} {result.source_id}: read {result.read_count}, landed "
+             f"{result.row_count}, duplicates {result.duplicate_count}, rejected {result.rejected_count}, discarded "
+             f"values {result.discarded_value_count}, tables {len(result.tables)}"
+             + (f", suppressed {result.suppressed_count}" if result.suppressed_count else ""),
+             f"  report: {shown(env.layout.report(run, result.start_time))}"]
     if result.rejected_count:
-        lines.append(f"rejected lines: {shown(env.layout.rejected_of_run(run))}/")
+        lines.append(f"  rejected lines: {shown(env.layout.rejected_of_run(run))}/")
     if result.duplicate_count:
-        lines.append(f"duplicates: {database}.{prefix}{DUPLICATES_TABLE} where run_id = '{run}'")
+        lines.append(f"  duplicates: {database}.{prefix}{DUPLICATES_TABLE} where run_id = '{run}'")
     if result.discarded_value_count:
-        lines.append(f"discarded values: {database}.{prefix}{DISCARDS_TABLE} where run_id = '{run}'")
+        lines.append(f"  discarded values: {database}.{prefix}{DISCARDS_TABLE} where run_id = '{run}'")
     return lines

@@ -27,6 +27,12 @@ class Suppressed:
     def __bool__(self) -> bool:
         return bool(self.user_ids or self.anonymous_ids)
 
+    def told(self, source_id: str) -> list[str]:
+        """What ``segment-lake suppress`` prints: each id, with its kind and when it was added."""
+        return [f"{label}\t{value}\tsince {added}"
+                for kind, label in (("user_ids", "user id"), ("anonymous_ids", "anonymous id"))
+                for value, added in getattr(self, kind).items()] or [f"{source_id}: no suppressed users"]
+
     def to_json(self) -> str:
         return json.dumps({kind: dict(sorted(getattr(self, kind).items())) for kind in KINDS}, indent=1) + "\n"
 

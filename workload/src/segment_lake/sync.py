@@ -33,8 +33,7 @@ from .parse import parse
 from .progress import HEARTBEAT_SECONDS, Progress, Sink, count, spark_tasks, stderr_sink
 from .publish import publish
 from .recovery import finish_unfinished
-from .report import RunResult, file_report
-from .report import where as report_where
+from .report import RunResult, file_report, told
 from .session import jvm_exit_code
 from .settings import SyncSettings
 from .state import SourceState, new_run_id
@@ -54,7 +53,7 @@ class Sync:
         storage = storage or LakeStorage(spark)
         self.env = SyncEnvironment(
             spark, settings, catalog, storage, layout, SourceState(storage, layout.state),
-            lock or source_lock(spark, layout, wait_seconds=settings.lock_wait_minutes * 60),
+            lock or source_lock(spark, layout, wait_seconds=settings.lock.seconds),
             Progress(progress, spark_tasks(spark), heartbeat_seconds))
         self.driver_memory = spark.conf.get("spark.driver.memory", None)  # named if the JVM runs out
         self.metrics = metrics  # CloudWatch's client, when settings.metrics_namespace names where to write
@@ -179,5 +178,5 @@ class Sync:
         register_reports(self.env.catalog, self.env.layout, result.run_id, result.start_time)
         self._reports_registered = True
 
-    def where(self, result: RunResult) -> list[str]:
-        return report_where(self.env, result)
+    def told(self, result: RunResult) -> list[str]:
+        return told(self.env, result)

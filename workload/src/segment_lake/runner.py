@@ -1,0 +1,126 @@
+"""What every command on a lake does around its own work, written once: it refuses a lake folder that is not there,
+starts one Spark session when the work first needs it, opens the catalog the settings name, holds the source's lock
+(waiting, failing or skipping as asked), says progress on stderr and prints the work's report lines on stdout."""
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cached_property
+
+from segment_lake_contract import DATE_PARTITIONS
+
+from . import interrupt, session
+from .catalog import Catalog
+from .catalog.glue import GlueCatalog
+from .catalog.local import LocalCatalog
+from .errors import SparkDied, classify
+from .layout import LakeLayout
+from .lock import SourceBusy, SourceLock, source_lock
+from .progress import stderr_sink
+from .settings import LakeSettings, LockWait, SessionOptions, SourceSettings
+from .storage import LakeStorage
+
+NO_WAIT = LockWait()
+
+
+class Runner:
+    """One command's run over ``settings``; ``uses_catalog`` starts Spark with the lake's embedded metastore when the
+    settings name the local catalog."""
+
+    def __init__(self, command: str, settings: LakeSettings, options: SessionOptions, *, uses_catalog: bool = False,
+                 reads_only: bool = False, record_classes: bool = False) -> None:
+        self.command, self.settings, self.session_options = command, settings, options
+        self.uses_catalog, self.reads_only, self.record_classes = uses_catalog, reads_only, record_classes
+
+    @property
+    def name(self) -> str:
+        return " ".join(filter(None, ("segment-lake", self.command, self.settings.source_id)))
+
+    @property
+    def layout(self) -> LakeLayout:
+        return self.settings.layout
+
+    @cached_property
+    def spark(self):
+        options = self.session_options
+        return session.build_session(self.name, self.settings.lake_uri,
+                             local_catalog=self.uses_catalog and self.settings.catalog == "local",
+                             memory=options.driver_memory, task_slots=options.cores, verbose=options.verbose,
+                             reads_only=self.reads_only, record_classes=self.record_classes)
+
+    @cached_property
+    def storage(self) -> LakeStorage:
+        return LakeStorage(self.spark)
+
+    def catalog(self) -> Catalog:
+        """The catalog the settings name: the lake's embedded metastore, or Glue in their region."""
+        settings: SourceSettings = self.settings  # type: ignore[assignment]
+        if settings.catalog == "local":
+            return LocalCatalog(self.spark)
+        return GlueCatalog(region=settings.aws_region, date_layout=DATE_PARTITIONS[settings.date_partition],
+                           project_new_tables=getattr(settings, "partition_projection", False), say=stderr_sink)
+
+    @contextmanager
+    def locked(self, holder: str, wait: LockWait = NO_WAIT) -> Iterator[SourceLock]:
+        """Holds the source's lock for a ``with`` block, naming ``holder`` to a run refused meanwhile."""
+        lock = source_lock(self.spark, self.layout, wait_seconds=wait.seconds)
+        lock.run_id = holder
+        with lock.held():
+            yield lock
+
+    @staticmethod
+    def progress(line: str) -> None:
+        print(f"segment-lake: {line}", file=sys.stderr)
+
+    def run(self, work: Callable[[Runner], list[str]], wait: LockWait = NO_WAIT) -> int:
+        """Runs ``work`` and prints its lines; while another run holds the source's lock, fails or (``if_busy``
+        skip) says so and succeeds, for a scheduled run whose next run does the work."""
+        try:
+            lines = work(self)
+        except SourceBusy as busy:
+            if wait.if_busy != "skip":
+                raise
+            lines = [f"skipped {self.settings.source_id}: {busy}"]
+        for line in lines:
+            print(line)
+        return 0
+
+
+def outcome(command: Callable[[], int]) -> int:
+    """Runs a command to its exit code: a failure ends in one line naming what failed (the report has the rest), an
+    interrupt in the line that says what the next run does; the Spark session the command started stops first."""
+    interrupt.ENABLED = True  # a signal stops the command before its next change to the lake
+    started = session.started_sessions()
+    line, jvm_alive = None, True
+    try:
+        code = command()
+    except Exception as error:
+        if interrupt.received():
+            stopped = error if isinstance(error, interrupt.Interrupted) else interrupt.Interrupted(
+                interrupt.received(), "what it began, the next run of the command (or a sync) finishes or undoes")
+            code, line = stopped.exit_code, f"segment-lake: {stopped}"
+        else:
+            kind, message = classify(error)
+            code, line = 1, f"segment-lake: error ({kind}): {message}"
+        jvm_alive = not isinstance(error, SparkDied)
+    except KeyboardInterrupt:  # before Spark started (and the handlers with it)
+        code, line = 130, "segment-lake: interrupted by SIGINT: nothing was begun"
+    if jvm_alive:  # a JVM that died has nothing left to stop
+        session.stop_started_sessions(since=started)
+    interrupt.reset()
+    _quiet_after_the_end()
+    if line:
+        print(line, file=sys.stderr)
+    return code
+
+
+def _quiet_after_the_end() -> None:
+    """The command's last line is its verdict: what py4j's threads and objects say about a JVM that is gone, as the
+    interpreter ends, is not printed after it."""
+    quiet = logging.getLogger("py4j")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    sys.unraisablehook = threading.excepthook = lambda *_: None
