@@ -1,9 +1,9 @@
-"""The readable templates in segment_data_lake/policy_templates render into the documents the constructs attach."""
+"""The readable templates in policies/segment_data_lake_policies render into the documents the constructs attach."""
 import json
 
 import pytest
 
-from segment_data_lake import policy_documents
+import segment_data_lake_policies as policy_documents
 
 pytestmark = pytest.mark.fast
 

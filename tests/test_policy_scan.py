@@ -11,7 +11,7 @@ from stack_helpers import named, only, resources
 
 pytestmark = pytest.mark.constructs
 
-SKIPS = REPO / "constructs" / "segment_data_lake_scan" / "accepted-skips.json"
+SKIPS = REPO / "policies" / "segment_data_lake_scan" / "accepted-skips.json"
 
 
 def scan(*paths, extra=()):

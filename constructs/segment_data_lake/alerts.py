@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from constructs import Construct
 
+import segment_data_lake_policies as policies
 from segment_lake_contract import (
     METRICS_DIMENSION,
     METRICS_NAMESPACE,
@@ -23,7 +24,7 @@ from segment_lake_contract import (
     step_name_end,
 )
 
-from . import policy_documents, validation
+from . import validation
 from .account import AwsAccount
 from .aws import (
     CloudwatchEventRule,
@@ -146,7 +147,7 @@ class DataLakeAlerts(Construct):
             self.topic_key = KmsKey(
                 self, "TopicKey", description=f"Encrypts the alerts of {name}", enable_key_rotation=True,
                 deletion_window_in_days=30, tags=tags,
-                policy=policy_documents.render_json("alerts-key", partition=account.partition,
+                policy=policies.render_json("alerts-key", partition=account.partition,
                                                     account_id=account.account_id))
             self.topic = SnsTopic(self, "Topic", name=f"{name}-alerts", kms_master_key_id=self.topic_key.arn, tags=tags)
         self.topic_arn = props.topic_arn or self.topic.arn
@@ -186,7 +187,7 @@ class DataLakeAlerts(Construct):
                 alarm_actions=[self.topic_arn], ok_actions=[self.topic_arn], tags=tags)
         if self.topic is not None:
             alarm_arns = f"arn:{account.partition}:cloudwatch:{account.region}:{account.account_id}:alarm:{name}-no-sync-*"
-            self.topic_policy = SnsTopicPolicy(self, "TopicPolicy", arn=self.topic.arn, policy=policy_documents.render_json(
+            self.topic_policy = SnsTopicPolicy(self, "TopicPolicy", arn=self.topic.arn, policy=policies.render_json(
                 "alerts-topic", topic_arn=self.topic.arn, account_id=account.account_id, alarm_arns=alarm_arns,
                 rule_arns=[self.step_failed_rule.arn, self.cluster_failed_rule.arn]))
 

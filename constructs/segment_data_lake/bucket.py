@@ -8,9 +8,10 @@ from typing import Protocol
 
 from constructs import Construct
 
+import segment_data_lake_policies as policies
 from segment_lake_contract import STAGE_PREFIX
 
-from . import policy_documents, validation
+from . import validation
 from .aws import (
     S3Bucket,
     S3BucketLifecycleConfiguration,
@@ -227,6 +228,6 @@ class DataLakeBucket(Construct):
         # lifecycle's expiration of segment-stage/ keeps old versions bounded.
         S3BucketVersioning(self, "Versioning", bucket=bucket,
                            versioning_configuration=S3BucketVersioningVersioningConfiguration(status="Enabled"))
-        document = policy_documents.render("bucket-tls-only", bucket_arn=self.bucket_arn)
+        document = policies.render("bucket-tls-only", bucket_arn=self.bucket_arn)
         document["Statement"] += [dict(statement) for statement in props.extra_policy_statements]
         self.policy = S3BucketPolicy(self, "TlsOnly", bucket=bucket, policy=json.dumps(document, indent=2))

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from constructs import Construct
 
+import segment_data_lake_policies as policies
 import segment_lake_contract as contract
 
-from . import policy_documents, validation
+from . import validation
 from .account import AwsAccount
 from .alerts import DataLakeAlerts, DataLakeAlertsProps
 from .aws import IamPolicy, IamRolePolicyAttachment, TerraformOutput, TerraformStack
@@ -253,13 +254,13 @@ class SegmentDataLake(Construct):
         with which EMRFS encrypts every file the sync writes, and the bucket's), attached to ``role``. ListBucket is
         on the whole bucket: S3 answers a missing key with 404, which the commands expect, only to a principal that
         may list it (otherwise 403)."""
-        document = policy_documents.render(
+        document = policies.render(
             template, bucket_arn=self.bucket.bucket_arn,
             glue_resources=glue_arns(self.account.arn_parts, self.roles.databases),
             key_arns=[self.security.cluster_key_arn, *filter(None, [self.bucket.kms_key_arn])], **values)
         if self.props.lake_formation:
             # a principal opted in to Lake Formation reads through credentials Lake Formation vends it
-            document["Statement"].append(policy_documents.render("lake-formation-data-access")["Statement"][0])
+            document["Statement"].append(policies.render("lake-formation-data-access")["Statement"][0])
         policy = IamPolicy(self, f"{id}Policy", name=f"SegmentDataLake{id}{self.props.access.name_suffix}",
                            policy=json.dumps(document, indent=2), tags=with_vendor_tag(self.props.tags))
         IamRolePolicyAttachment(self, f"{id}PolicyAttachment", role=role.name, policy_arn=policy.arn)

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 
 from constructs import Construct
 
-from . import policy_documents, validation
+import segment_data_lake_policies as policies
+
+from . import validation
 from .account import AwsAccount
 from .aws import (
     DataAwsRouteTables,
@@ -201,7 +203,7 @@ class EmrSecurity(Construct):
             self.cluster_key = KmsKey(
                 self, "ClusterKey", description=f"Encrypts local disks and S3 writes of EMR cluster {name}",
                 enable_key_rotation=True, deletion_window_in_days=30, tags=with_vendor_tag(tags),
-                policy=policy_documents.render_json("cluster-key", partition=account.partition,
+                policy=policies.render_json("cluster-key", partition=account.partition,
                                                     account_id=account.account_id),
             )
             cluster_kms_key_arn = self.cluster_key.arn

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 from constructs import Construct
 
+import segment_data_lake_policies as policies
 from segment_lake_contract import DATA_PREFIX, REPORTS_DATABASE
 
-from . import policy_documents, validation
+from . import validation
 from .account import AwsAccount
 from .aws import (
     GlueCatalogDatabase,
@@ -146,10 +147,10 @@ class GlueCatalog(Construct):
         self.registration_role = IamRole(
             self, "RegistrationRole", name=f"SegmentDataLakeLakeFormationRole{suffix}", tags=tags,
             description="Assumed by Lake Formation to read and write the data lake's registered bucket",
-            assume_role_policy=policy_documents.render_json("lake-formation-trust"))
+            assume_role_policy=policies.render_json("lake-formation-trust"))
         self.registration_policy = IamPolicy(
             self, "RegistrationPolicy", name=f"SegmentDataLakeLakeFormationPolicy{suffix}", tags=tags,
-            policy=policy_documents.render_json("lake-formation-location", bucket_arn=bucket_arn,
+            policy=policies.render_json("lake-formation-location", bucket_arn=bucket_arn,
                                                 objects=f"{bucket_arn}/{DATA_PREFIX}*", key_arns=list(key_arns)))
         self._registration.append(IamRolePolicyAttachment(self, "RegistrationPolicyAttachment",
                                                           role=self.registration_role.name,

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 
 from constructs import Construct
 
+import segment_data_lake_policies as policies
 from segment_lake_contract import APP_PREFIX, DATA_PREFIX, LOGS_PREFIX, RAW_PREFIX, REPORTS_DATABASE, STAGE_PREFIX
 
-from . import policy_documents, validation
+from . import validation
 from .account import AwsAccount
 from .aws import IamInstanceProfile, IamPolicy, IamRole, IamRolePolicyAttachment
 from .bucket import LakeBucket, arn_of
@@ -185,7 +186,7 @@ class DataLakeRoles(Construct):
         """Lets the nodes and the vendor role decrypt and generate data keys with ``key_arn`` (the
         cluster's key, or the bucket's default key): without it they cannot read or write the lake."""
         policy = IamPolicy(self, f"{id}Policy", name=f"SegmentDataLake{id}Policy{self.props.name_suffix}",
-                           policy=policy_documents.render_json("key-use", key_arn=key_arn), tags=self._tags)
+                           policy=policies.render_json("key-use", key_arn=key_arn), tags=self._tags)
         for role_id, role in (("EmrInstanceRole", self.emr_instance_role), ("VendorRole", self.vendor_role)):
             if role is not None:
                 self.attachments.append(IamRolePolicyAttachment(self, f"{id}-{role_id}", role=role.name,
@@ -197,10 +198,10 @@ class DataLakeRoles(Construct):
 
     def _role(self, id: str, name: str, trust: str, values: dict, description: str) -> IamRole:
         return IamRole(self, id, name=f"{name}{self.props.name_suffix}", description=description,
-                       assume_role_policy=policy_documents.render_json(trust, **values), tags=self._tags)
+                       assume_role_policy=policies.render_json(trust, **values), tags=self._tags)
 
     def _attach(self, role: IamRole, id: str, name: str, template: str, values: dict) -> IamPolicy:
         policy = IamPolicy(self, id, name=f"{name}{self.props.name_suffix}",
-                           policy=policy_documents.render_json(template, **values), tags=self._tags)
+                           policy=policies.render_json(template, **values), tags=self._tags)
         self.attachments.append(IamRolePolicyAttachment(self, f"{id}Attachment", role=role.name, policy_arn=policy.arn))
         return policy

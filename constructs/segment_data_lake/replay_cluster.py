@@ -14,9 +14,10 @@ from typing import Any
 
 from constructs import Construct
 
+import segment_data_lake_policies as policies
 import segment_lake_contract as contract
 
-from . import policy_documents, validation
+from . import validation
 from .account import AwsAccount
 from .aws import IamPolicy, S3Object
 from .bucket import LakeBucket, arn_of
@@ -115,7 +116,7 @@ class ReplayCluster(Construct):
         self.template_object = S3Object(self, "Template", bucket=bucket_name, key=key,
                                         content=json.dumps(self.template, indent=2), content_type="application/json")
         self.template_uri = f"s3://{bucket_name}/{key}"
-        document = policy_documents.render(
+        document = policies.render(
             "replay-launcher-permissions", bucket_arn=bucket_arn, template_prefix=contract.REPLAY_TEMPLATES_PREFIX,
             partition=account.partition, region=account.region, account_id=account.account_id,
             **roles.pass_role_values())

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 
 from constructs import Construct
 
-from . import policy_documents, validation
+import segment_data_lake_policies as policies
+
+from . import validation
 from .account import AwsAccount
 from .aws import IamPolicy, IamRole, IamRolePolicyAttachment
 from .bucket import LakeBucket, arn_of
@@ -56,19 +58,19 @@ class SegmentS3Destination(Construct):
         self.role = IamRole(
             self, "Role", name=f"SegmentS3DestinationRole{props.name_suffix}",
             description="Assumed by Segment's S3 destination, with your workspace id as external id, to write segment-logs/",
-            assume_role_policy=policy_documents.render_json("s3-destination-trust", principal=props.principal,
+            assume_role_policy=policies.render_json("s3-destination-trust", principal=props.principal,
                                                             workspace_id=props.workspace_id),
             tags=tags,
         )
         self.role_arn = self.role.arn
         self.policy = IamPolicy(self, "Policy", name=f"SegmentS3DestinationPolicy{props.name_suffix}",
-                                policy=policy_documents.render_json("s3-destination-permissions", bucket_arn=bucket_arn),
+                                policy=policies.render_json("s3-destination-permissions", bucket_arn=bucket_arn),
                                 tags=tags)
         IamRolePolicyAttachment(self, "PolicyAttachment", role=self.role.name, policy_arn=self.policy.arn)
 
     def grant_key_use(self, key_arn: str) -> IamPolicy:
         """Lets Segment encrypt what it writes with the bucket's KMS key."""
         policy = IamPolicy(self, "KeyPolicy", name=f"SegmentS3DestinationKeyPolicy{self.props.name_suffix}",
-                           policy=policy_documents.render_json("key-use", key_arn=key_arn), tags=self._tags)
+                           policy=policies.render_json("key-use", key_arn=key_arn), tags=self._tags)
         IamRolePolicyAttachment(self, "KeyPolicyAttachment", role=self.role.name, policy_arn=policy.arn)
         return policy

@@ -10,9 +10,10 @@ from typing import Any
 
 from constructs import Construct
 
+import segment_data_lake_policies as policies
 import segment_lake_contract as contract
 
-from . import policy_documents, validation
+from . import validation
 from .account import AwsAccount
 from .aws import (
     IamPolicy,
@@ -135,16 +136,16 @@ class SyncSchedules(Construct):
             self, "Role", name=f"SegmentDataLakeSchedulerRole{name_suffix}",
             description=("Used by EventBridge Scheduler to start the data lake's transient clusters" if transient
                          else "Used by EventBridge Scheduler to submit data lake sync steps"),
-            assume_role_policy=policy_documents.render_json("scheduler-trust", account_id=account.account_id,
+            assume_role_policy=policies.render_json("scheduler-trust", account_id=account.account_id,
                                                             schedule_group_arn=self.group.arn),
             tags=role_tags,
         )
         if transient:
-            document = policy_documents.render("scheduler-transient-permissions", partition=account.partition,
+            document = policies.render("scheduler-transient-permissions", partition=account.partition,
                                                region=account.region, account_id=account.account_id,
                                                **cluster.pass_role_values)
         else:
-            document = policy_documents.render("scheduler-permissions", cluster_arn=cluster.cluster_arn)
+            document = policies.render("scheduler-permissions", cluster_arn=cluster.cluster_arn)
         if props.kms_key_arn:  # Scheduler decrypts a schedule's target with its key, as the role
             document["Statement"].append({"Sid": "DecryptTheSchedulesWithTheirKey", "Effect": "Allow",
                                           "Action": "kms:Decrypt", "Resource": props.kms_key_arn})

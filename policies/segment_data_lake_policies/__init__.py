@@ -1,4 +1,5 @@
-"""Renders the IAM policy documents kept readable as JSON in ``policy_templates/`` (package data).
+"""The policy documents the constructs attach (IAM roles' trust and permissions, the bucket's, the keys' and the
+alert topic's), kept readable as JSON beside this module (package data), and their rendering.
 
 Templates hold ``{{name}}`` placeholders. A string that is exactly one
 placeholder may take a list (for example several external ids); otherwise the
@@ -11,7 +12,7 @@ import re
 from importlib import resources
 from typing import Any
 
-TEMPLATES = resources.files("segment_data_lake") / "policy_templates"
+TEMPLATES = resources.files(__name__)
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 
@@ -35,7 +36,7 @@ def _fill(node: Any, values: dict[str, Any], template: str) -> Any:
 
 
 def render(template: str, **values: Any) -> dict[str, Any]:
-    """The policy document of ``policy_templates/<template>.json`` with placeholders filled."""
+    """The policy document of ``<template>.json`` with placeholders filled."""
     document = json.loads((TEMPLATES / f"{template}.json").read_text())
     return _fill(document, values, template)
 
