@@ -106,10 +106,10 @@ def _measure(lake: str) -> dict:
     """The source's data files, and the median of three reads of every table (rows, users, first and last event)."""
     sys.path.insert(0, str(REPO / "workload" / "src"))
     from segment_lake.session import build_session
-    from segment_lake.storage import LakeStorage, join
+    from segment_lake.storage import HadoopStorage, join
 
     spark = build_session("compaction effect", lake, local_catalog=False)
-    storage = LakeStorage(spark)
+    storage = HadoopStorage(spark)
     data = join(lake, "segment-data", "data", SOURCE)
     tables = [join(data, name) for name in storage.list_folders(data)]
     times = []

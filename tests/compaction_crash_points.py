@@ -82,9 +82,9 @@ def dedup_state(spark, lake: Path, span) -> tuple[set[str], set[str]]:
     from segment_lake.landed_index import landed_ids
     from segment_lake.layout import LakeLayout
     from segment_lake.state import SourceState
-    from segment_lake.storage import LakeStorage
+    from segment_lake.storage import HadoopStorage
 
-    storage, layout = LakeStorage(spark), LakeLayout(f"file://{lake}", SOURCE)
+    storage, layout = HadoopStorage(spark), LakeLayout(f"file://{lake}", SOURCE)
     state = SourceState(storage, layout.state)
     ids = landed_ids(spark, storage, state, layout, "day_hour", *span)
     return state.processed_files(), {row[0] for row in ids.select("message_id").distinct().collect()}
@@ -98,7 +98,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
     from segment_lake.landed_index import from_micros
     from segment_lake.layout import LakeLayout
     from segment_lake.settings import SyncSettings
-    from segment_lake.storage import LakeStorage
+    from segment_lake.storage import HadoopStorage
     from segment_lake.sync import Sync
 
     source_root, files = _batches(work, events, seed)
@@ -119,7 +119,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
     before_state = dedup_state(spark, base, span)
 
     def compact(lake: Path, database: str, boundaries: Boundaries | None = None) -> dict:
-        storage, catalog = LakeStorage(spark), LocalCatalog(spark)
+        storage, catalog = HadoopStorage(spark), LocalCatalog(spark)
         if boundaries:
             storage, catalog = DyingStorage(storage, boundaries, spark), DyingCatalog(catalog, boundaries)
         return Compaction(spark, storage, catalog, LakeLayout(f"file://{lake}", SOURCE), database, "", "day_hour",

@@ -18,16 +18,16 @@ from collections import Counter
 from pathlib import Path
 
 from lake_checks import check_lake, harness_arguments
-from recording_environment import Boundaries, Died, DyingCatalog, DyingStorage
+from recording_environment import Action, Boundaries, Died, DyingCatalog, DyingStorage
 
 SOURCE = "src0001"
 
 
-def points_to_try(seen: list[str], trials: int | None, seed: int) -> list[tuple[int, str]]:
+def points_to_try(seen: list[Action], trials: int | None, seed: int) -> list[tuple[int, str]]:
     """Where to die, (write number, how), given the writes ``seen`` in a run: every one when ``trials`` is None, else
     a seeded sample of that many, one point per kind of write and way of dying first."""
     points = [(n, how) for n in range(1, len(seen) + 1) for how in ("before", "after", "half")
-              if how != "half" or seen[n - 1].startswith(("move", "replace", "copy"))]
+              if how != "half" or seen[n - 1].can_be_halfway]
     if trials is not None:
         random.Random(seed).shuffle(points)
         kinds = {f"{how} {seen[n - 1]}": (n, how) for n, how in reversed(points)}
@@ -57,7 +57,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, ca
     (every write when ``trials`` is None, else a seeded sample), then a clean re-run; the lake is checked against
     a reference. ``catalogs``: name -> function(spark, database) making a catalog."""
     from segment_lake.settings import SyncSettings
-    from segment_lake.storage import LakeStorage
+    from segment_lake.storage import HadoopStorage
     from segment_lake.sync import Sync
 
     source_root, files = _batches(work, events, seed)
@@ -73,7 +73,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, ca
         return lake, settings, catalog
 
     def sync(settings, catalog, boundaries=None):
-        storage = LakeStorage(spark)
+        storage = HadoopStorage(spark)
         if boundaries:
             storage, catalog = DyingStorage(storage, boundaries, spark), DyingCatalog(catalog, boundaries)
         return Sync(spark, settings, catalog, progress=lambda line: None, storage=storage).run()

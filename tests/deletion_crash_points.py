@@ -56,7 +56,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
     from segment_lake.deletion import UserDeletion
     from segment_lake.layout import LakeLayout
     from segment_lake.settings import SyncSettings
-    from segment_lake.storage import LakeStorage
+    from segment_lake.storage import HadoopStorage
     from segment_lake.sync import Sync
 
     source_root, files = _batches(work, events, seed)
@@ -70,7 +70,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
     before = lake_files(spark, base)
 
     def delete(lake: Path, boundaries: Boundaries | None = None) -> None:
-        storage = LakeStorage(spark)
+        storage = HadoopStorage(spark)
         if boundaries:
             storage = DyingStorage(storage, boundaries, spark)
         UserDeletion(spark, storage, LakeLayout(f"file://{lake}", SOURCE), progress=lambda line: None).run(

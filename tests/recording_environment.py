@@ -2,8 +2,33 @@
 (what it does and what it touches) and can fail one, chosen by its number among all writes or among those of one
 kind: the process dies there (``Died``: nothing after it runs, as after a SIGKILL), before or after the write or, for
 a move, halfway (the copy made and the original left, as a rename on S3 is a copy and a delete); or the write raises
-an error the process survives. Reads are the real storage's and catalog's."""
+an error the process survives. Reads are the real storage's and catalog's.
+
+Both wrappers implement their port (storage.LakeStorage, catalog.Catalog) method by method, with no forwarding of
+unknown names: tests/test_recording_environment.py fails when the port gains a method they do not implement, or a
+write they do not record."""
 from __future__ import annotations
+
+from dataclasses import dataclass
+
+from segment_lake.storage import PARQUET
+
+
+@dataclass(frozen=True)
+class Action:
+    """One write: what it does (the port's method, or ``move`` for each file a publish moves) and the kind of thing
+    it touches (``data``, ``stage``, ``state/processed``, ``catalog``: recording_environment._kind)."""
+
+    operation: str
+    kind: str
+
+    def __str__(self) -> str:
+        return f"{self.operation} {self.kind}"
+
+    @property
+    def can_be_halfway(self) -> bool:
+        """A copy can be cut short, and a move or replace can die between its copy and its delete."""
+        return self.operation in ("move", "replace", "copy")
 
 
 class Died(BaseException):
@@ -11,21 +36,21 @@ class Died(BaseException):
 
 
 class Boundaries:
-    """Records the writes of a run (``seen``: "<operation> <kind>", e.g. "move data", "write_text state/processed")
-    and fails the ``die_at``-th, counted among all writes or, with ``matching`` ("<operation> <kind>"), among those.
+    """Records the writes of a run (``seen``: Actions, such as move data, write_text state/processed) and fails the
+    ``die_at``-th, counted among all writes or, with ``matching`` (an Action), among those.
     Without ``error`` the process dies there and every later write dies too; with it, that write raises ``error``
     (before, after or halfway through the write) and the writes after it go on."""
 
-    def __init__(self, lake: str, die_at: int | None = None, how: str = "before", matching: str | None = None,
+    def __init__(self, lake: str, die_at: int | None = None, how: str = "before", matching: Action | None = None,
                  error: Exception | None = None) -> None:
         self.lake, self.die_at, self.how, self.matching, self.error = lake, die_at, how, matching, error
-        self.seen: list[str] = []
+        self.seen: list[Action] = []
         self.dead = False
 
     def __call__(self, operation: str, target: str, write, half=None):
         if self.dead:
             raise Died(f"already dead: {operation} {target}")
-        self.seen.append(f"{operation} {_kind(target, self.lake)}")
+        self.seen.append(Action(operation, _kind(target, self.lake)))
         counted = [w for w in self.seen if w == self.matching] if self.matching else self.seen
         if self.die_at is None or len(counted) != self.die_at or (self.matching and self.seen[-1] != self.matching):
             return write()
@@ -38,17 +63,77 @@ class Boundaries:
         raise self.error or Died(f"{self.how} {self.seen[-1]}")
 
 
-class DyingStorage:
+class ForwardingStorage:
+    """A LakeStorage that hands every call to ``storage``, method by method: the base of the tests' storages that
+    change one or two methods."""
+
+    def __init__(self, storage) -> None:
+        self._storage = storage
+
+    def exists(self, uri):
+        return self._storage.exists(uri)
+
+    def list_files(self, uri):
+        return self._storage.list_files(uri)
+
+    def glob(self, pattern):
+        return self._storage.glob(pattern)
+
+    def list_folders(self, uri):
+        return self._storage.list_folders(uri)
+
+    def size(self, uri):
+        return self._storage.size(uri)
+
+    def parquet_footer(self, uri):
+        return self._storage.parquet_footer(uri)
+
+    def from_spark_uri(self, spark_uri):
+        return self._storage.from_spark_uri(spark_uri)
+
+    def read_text(self, uri):
+        return self._storage.read_text(uri)
+
+    def write_text(self, uri, text):
+        return self._storage.write_text(uri, text)
+
+    def write_frame(self, frame, uri, how=PARQUET):
+        return self._storage.write_frame(frame, uri, how)
+
+    def write_tables(self, events, plan):
+        return self._storage.write_tables(events, plan)
+
+    def replace(self, source, target):
+        return self._storage.replace(source, target)
+
+    def copy(self, source, target):
+        return self._storage.copy(source, target)
+
+    def delete(self, uri, recursive=False):
+        return self._storage.delete(uri, recursive)
+
+    def publish_files(self, moves):
+        return self._storage.publish_files(moves)
+
+    def move(self, source, target):
+        return self._storage.move(source, target)
+
+
+class DyingStorage(ForwardingStorage):
     """LakeStorage whose writes pass through ``boundaries``; reads are the real storage's."""
 
     def __init__(self, storage, boundaries: Boundaries, spark) -> None:
-        self._storage, self._boundaries, self._spark = storage, boundaries, spark
-
-    def __getattr__(self, name):
-        return getattr(self._storage, name)
+        super().__init__(storage)
+        self._boundaries, self._spark = boundaries, spark
 
     def write_text(self, uri, text):
         return self._boundaries("write_text", uri, lambda: self._storage.write_text(uri, text))
+
+    def write_frame(self, frame, uri, how=PARQUET):
+        return self._boundaries("write_frame", uri, lambda: self._storage.write_frame(frame, uri, how))
+
+    def write_tables(self, events, plan):
+        return self._boundaries("write_tables", plan.stage_uri, lambda: self._storage.write_tables(events, plan))
 
     def delete(self, uri, recursive=False):
         return self._boundaries("delete", uri, lambda: self._storage.delete(uri, recursive))
@@ -84,13 +169,25 @@ class DyingStorage:
 
 
 class DyingCatalog:
-    """A catalog whose writes pass through ``boundaries``."""
+    """A catalog whose writes pass through ``boundaries``; reads are the real catalog's."""
 
     def __init__(self, catalog, boundaries: Boundaries) -> None:
         self._catalog, self._boundaries = catalog, boundaries
 
-    def __getattr__(self, name):
-        return getattr(self._catalog, name)
+    def database_exists(self, database):
+        return self._catalog.database_exists(database)
+
+    def tables_columns(self, database, tables):
+        return self._catalog.tables_columns(database, tables)
+
+    def describe_tables(self, database, tables):
+        return self._catalog.describe_tables(database, tables)
+
+    def partitions(self, database, table):
+        return self._catalog.partitions(database, table)
+
+    def partition_locations(self, database, table):
+        return self._catalog.partition_locations(database, table)
 
     def ensure_database(self, database):
         return self._boundaries("ensure_database", "catalog", lambda: self._catalog.ensure_database(database))

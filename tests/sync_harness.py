@@ -13,7 +13,7 @@ from segment_lake.layout import LakeLayout
 from segment_lake.names import DUPLICATES_TABLE
 from segment_lake.settings import SyncSettings
 from segment_lake.state import SourceState
-from segment_lake.storage import LakeStorage
+from segment_lake.storage import HadoopStorage, LakeStorage
 from segment_lake.sync import Sync
 from segment_lake_contract import join_prefix
 
@@ -39,14 +39,14 @@ class Lake:
     def sync(self, boundaries=None):
         """One sync; with ``boundaries`` (recording_environment.Boundaries) its storage and catalog writes pass
         through them."""
-        storage, catalog = LakeStorage(self.spark), self.catalog
+        storage, catalog = HadoopStorage(self.spark), self.catalog
         if boundaries:
             storage, catalog = DyingStorage(storage, boundaries, self.spark), DyingCatalog(catalog, boundaries)
         return Sync(self.spark, self.settings(), catalog, progress=lambda line: None, storage=storage).run()
 
     @property
     def storage(self) -> LakeStorage:
-        return LakeStorage(self.spark)
+        return HadoopStorage(self.spark)
 
     def columns(self, table):
         return table_columns(self.catalog, self.database, table)

@@ -4,9 +4,10 @@ import gzip
 import json
 
 import pytest
+from recording_environment import ForwardingStorage
 from sync_harness import Lake, make_catalog
 
-from segment_lake.storage import FileInfo, LakeStorage
+from segment_lake.storage import FileInfo, HadoopStorage, LakeStorage
 from segment_lake.sync import Sync
 
 pytestmark = pytest.mark.spark
@@ -17,14 +18,12 @@ def event(n: int, prefix: str) -> str:
                        "receivedAt": "2024-01-02T03:04:05Z", "properties": {"n": n}})
 
 
-class ListsARemovedFile:
+class ListsARemovedFile(ForwardingStorage):
     """Storage whose listing of the input also has a file the reading no longer finds."""
 
     def __init__(self, storage: LakeStorage, input_uri: str, removed: FileInfo) -> None:
-        self._storage, self._input, self._removed = storage, input_uri, removed
-
-    def __getattr__(self, name):
-        return getattr(self._storage, name)
+        super().__init__(storage)
+        self._input, self._removed = input_uri, removed
 
     def list_files(self, uri: str) -> list[FileInfo]:
         return self._storage.list_files(uri) + ([self._removed] if uri == self._input else [])
@@ -42,7 +41,7 @@ def test_a_broken_file_lands_what_can_be_read_and_records_the_rest(spark, tmp_pa
     (folder / "good.json").write_text("\r\n".join(event(n, "g") for n in range(5)) + "\n")
     lake = Lake(spark, make_catalog("local", spark, None), "local", f"file://{tmp_path}/lake",
                 f"file://{tmp_path}/input/segment-logs/src1", "src1", "broken_input")
-    storage = ListsARemovedFile(LakeStorage(spark), lake.input_uri, FileInfo(f"file://{folder}/removed.json.gz", 1234))
+    storage = ListsARemovedFile(HadoopStorage(spark), lake.input_uri, FileInfo(f"file://{folder}/removed.json.gz", 1234))
 
     said = []
     result = Sync(spark, lake.settings(), lake.catalog, progress=said.append, storage=storage).run()

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from segment_lake.dedup import duplicate_rows, without_duplicates
 from segment_lake.state import SourceState
-from segment_lake.storage import LakeStorage, join
+from segment_lake.storage import HadoopStorage, join
 from segment_lake_contract import DEDUP_WINDOW_DAYS
 
 pytestmark = [pytest.mark.fast, pytest.mark.spark]
@@ -105,7 +105,7 @@ def test_the_duplicates_leave_the_events_by_a_broadcast_when_few_and_a_shuffle_w
 
 
 def test_the_duplicates_record_keeps_the_runs_of_the_dedup_window(spark, tmp_path):
-    storage = LakeStorage(spark)
+    storage = HadoopStorage(spark)
     state = SourceState(storage, f"file://{tmp_path}/state")
     runs = ["20240101T000000Z-aaaa", "20240108T000000Z-bbbb", "20240108T060000Z-cccc"]
     for run in runs:

@@ -9,7 +9,7 @@ from pathlib import Path
 import deletion_crash_points
 import pytest
 from lake_events import event
-from recording_environment import Died
+from recording_environment import Died, ForwardingStorage
 from sync_harness import Lake, make_catalog
 
 from segment_lake.deletion import Journal, Rewrite, UserDeletion, deletion_report, users_rows
@@ -78,7 +78,7 @@ def test_delete_users_removes_every_row_of_theirs_and_nothing_else(spark, tmp_pa
     untouched = {uri: Path(uri[len("file:"):]).read_bytes() for uri in lake.data_files("identify")
                  if "m10" in {r["message_id"] for r in spark.read.parquet(uri).collect()}}
     assert len(untouched) == 1
-    schemas = {uri: storage.parquet_schema(uri) for uri in lake.data_files("page")}
+    schemas = {uri: storage.parquet_footer(uri)[0] for uri in lake.data_files("page")}
     discards = [{r["message_id"] for r in spark.read.parquet(f.uri).collect()}
                 for f in storage.list_files(lake.layout.discards) if f.uri.endswith(".parquet")]
     doomed = {"m8", "m13"}  # the discards files are written one per task: count what each holds
@@ -93,7 +93,7 @@ def test_delete_users_removes_every_row_of_theirs_and_nothing_else(spark, tmp_pa
     assert lake.rows("track_signed_up") == [] and lake.rows("track_numeric") == []
     assert [(r["message_id"], r["value"]) for r in lake.discards()] == [("m9", "lots")]
     # a rewritten file keeps its own schema (the older one does not gain the newer column)
-    assert {uri: [(f.name, f.dataType) for f in storage.parquet_schema(uri).fields] for uri in schemas} == {
+    assert {uri: [(f.name, f.dataType) for f in storage.parquet_footer(uri)[0].fields] for uri in schemas} == {
         uri: [(f.name, f.dataType) for f in schema.fields] for uri, schema in schemas.items()}
     assert not [f for f in storage.list_files(SourceState(storage, lake.layout.state).duplicates_uri)
                 if f.uri.endswith(".parquet")]
@@ -154,14 +154,8 @@ def test_delete_users_on_s3_with_glue(spark, s3a, glue_client):
     assert f"segment-data/deletions/del2/{report.deletion_id}.json" in keys
 
 
-class StopAfterTheJournal:
+class StopAfterTheJournal(ForwardingStorage):
     """Storage whose process dies right after the deletion's journal is written."""
-
-    def __init__(self, storage) -> None:
-        self._storage = storage
-
-    def __getattr__(self, name):
-        return getattr(self._storage, name)
 
     def write_text(self, uri, text):
         self._storage.write_text(uri, text)

@@ -8,7 +8,7 @@ from segment_lake.catalog.local import LocalCatalog
 from segment_lake.history import SyncSummary, history_figure, plot_history, read_history, render_table, success_share
 from segment_lake.layout import LakeLayout
 from segment_lake.report import RunResult, TableResult, render
-from segment_lake.storage import LakeStorage
+from segment_lake.storage import HadoopStorage
 from segment_lake.sync_reports import REPORTS_TABLE, move_old_reports, register_reports
 from segment_lake_contract import REPORTS_DATABASE
 
@@ -48,7 +48,7 @@ def _write_report(storage, lake, source_id, start, status="finished", rows=0, ne
 
 
 def test_read_history_one_summary_per_run_of_a_source_or_of_all(spark, tmp_path):
-    storage, lake = LakeStorage(spark), f"file://{tmp_path}"
+    storage, lake = HadoopStorage(spark), f"file://{tmp_path}"
     reports = LakeLayout(lake, "s1").reports
     assert read_history(spark, storage, reports) == []  # no lake reports yet
     old = _write_report(storage, lake, "s1", NOW - timedelta(days=40), "failed")
@@ -80,7 +80,7 @@ def test_one_sync_is_plotted_on_an_hour_not_on_years():
 
 def test_msck_repair_rebuilds_the_reports_table_from_its_folders(spark, tmp_path):
     """The folders are named and ordered as the table's keys: a dropped (or new) table gets every report back."""
-    storage, lake, catalog = LakeStorage(spark), f"file://{tmp_path}", LocalCatalog(spark)
+    storage, lake, catalog = HadoopStorage(spark), f"file://{tmp_path}", LocalCatalog(spark)
     table = f"{REPORTS_DATABASE}.{REPORTS_TABLE}"
     spark.sql(f"DROP TABLE IF EXISTS {table}")  # the test session's metastore is shared: start from none
     try:
@@ -101,7 +101,7 @@ def test_msck_repair_rebuilds_the_reports_table_from_its_folders(spark, tmp_path
 
 
 def test_move_reports_files_older_reports_as_the_tables_keys(spark, tmp_path):
-    storage, lake = LakeStorage(spark), f"file://{tmp_path}"
+    storage, lake = HadoopStorage(spark), f"file://{tmp_path}"
     reports = LakeLayout(lake, "s1").reports
     run = _write_report(storage, lake, "s1", NOW)
     old = f"{reports}/day=2024-02-01/source=s0/run_id=20240201T000000Z-0000/report.json"

@@ -6,17 +6,16 @@ import pytest
 from stage_rows import write_rows
 
 from segment_lake.layout import data_file_name
+from segment_lake.parquet_tables import DATA, WrittenFile
 from segment_lake.publish import move_files
-from segment_lake.records import WrittenFile
-from segment_lake.storage import LakeStorage, join
-from segment_lake.write import DATA
+from segment_lake.storage import HadoopStorage, join
 
 pytestmark = [pytest.mark.fast, pytest.mark.spark]
 KEY = "arn:aws:kms:us-east-1:123456789012:key/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"  # the cluster's, on EMR
 
 
 def test_publish_renames_per_run_and_a_redo_replaces_a_crashed_attempt(spark, tmp_path):
-    storage = LakeStorage(spark)
+    storage = HadoopStorage(spark)
     rows = [("t", "2024-01-02", f"m{i}", datetime(2024, 1, 2), {"n": f"i{i}"}, []) for i in range(10)]
     target = f"file://{tmp_path}/table"
     for attempt in range(2):
@@ -50,7 +49,7 @@ def test_publishing_on_s3_costs_one_request_a_file(spark, s3a, aws_endpoint):
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     conf.set(f"fs.s3a.bucket.{bucket}.endpoint", proxy.start())
     try:
-        storage = LakeStorage(spark)
+        storage = HadoopStorage(spark)
         move_files(storage, written, lambda f: join(lake, f.table, f.partition), "run-1", redo=False)
         storage.delete(stage, recursive=True)
     finally:

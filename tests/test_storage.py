@@ -4,13 +4,13 @@ import os
 
 import pytest
 
-from segment_lake.storage import LakeStorage
+from segment_lake.storage import HadoopStorage
 
 pytestmark = [pytest.mark.fast, pytest.mark.spark]
 
 
 def test_a_local_file_is_replaced_by_a_rename_and_leaves_no_stale_checksum(spark, tmp_path):
-    storage = LakeStorage(spark)
+    storage = HadoopStorage(spark)
     uri = f"file://{tmp_path}/state/pending.json"
     fs = storage._fs(uri)
     stream = fs.create(storage._path(uri), True)  # as Hadoop writes it, with a .crc beside it

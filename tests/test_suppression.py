@@ -10,7 +10,7 @@ from lake_events import event
 from sync_harness import Lake, make_catalog
 
 from segment_lake.state import SourceState
-from segment_lake.storage import LakeStorage
+from segment_lake.storage import HadoopStorage
 from segment_lake.suppression import Suppressed, SuppressionList
 
 pytestmark = pytest.mark.spark
@@ -19,7 +19,7 @@ CLI = str(Path(sys.executable).with_name("segment-lake"))
 
 
 def test_the_list_adds_each_id_once_and_removes_it(spark, tmp_path):
-    listed = SuppressionList(LakeStorage(spark), f"file://{tmp_path}/suppressed.json")
+    listed = SuppressionList(HadoopStorage(spark), f"file://{tmp_path}/suppressed.json")
     assert not listed.read()
     when = datetime(2024, 5, 1, tzinfo=UTC)
     assert listed.add(["u1", "u2"], ["a1"], when) == 3
@@ -46,7 +46,7 @@ def test_the_sync_leaves_out_and_counts_the_events_of_suppressed_users(spark, tm
     ])
     lake = Lake(spark, make_catalog("local", spark, None), "local", f"file://{tmp_path}/lake",
                 f"file://{tmp_path}/input", "supp1", "suppression_db")
-    storage = LakeStorage(spark)
+    storage = HadoopStorage(spark)
     listed = SuppressionList(storage, SourceState(storage, lake.layout.state).suppressed_uri)
     listed.add(["u1", "42"], ["a1"])
     first = lake.sync()

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 from lake_events import RUN1_COUNTS, write_run1, write_run2
-from recording_environment import Boundaries
+from recording_environment import Action, Boundaries
 from sync_harness import Lake, make_catalog
 
 from segment_lake.state import SourceState
@@ -18,26 +18,26 @@ class Crash(RuntimeError):
     pass
 
 
-def crash(lake: Lake, at: str, occurrence: int, how: str, says: str) -> Boundaries:
-    """The sync's ``occurrence``-th write ``at`` ("<operation> <kind>", recording_environment) raises Crash."""
+def crash(lake: Lake, at: Action, occurrence: int, how: str, says: str) -> Boundaries:
+    """The sync's ``occurrence``-th write ``at`` (recording_environment.Action) raises Crash."""
     return Boundaries(lake.lake_uri, occurrence, how, matching=at, error=Crash(says))
 
 
 def crash_after_first_files_published(lake: Lake) -> Boundaries:
-    return crash(lake, "move data", 2, "after", "between files")  # two files in the tables, the others staged
+    return crash(lake, Action("move", "data"), 2, "after", "between files")  # two files in the tables, the others staged
 
 
 def crash_after_data_written(lake: Lake) -> Boundaries:
     # data, discards and landed ids in place, the catalog not yet told: the stage's removal (its second) is next
-    return crash(lake, "delete stage", 2, "before", "after data")
+    return crash(lake, Action("delete", "stage"), 2, "before", "after data")
 
 
 def crash_after_catalog_updated(lake: Lake) -> Boundaries:
-    return crash(lake, "write_text state/processed", 1, "before", "after catalog")
+    return crash(lake, Action("write_text", "state/processed"), 1, "before", "after catalog")
 
 
 def crash_after_state_advanced(lake: Lake) -> Boundaries:
-    return crash(lake, "write_text state/processed", 1, "after", "after state")
+    return crash(lake, Action("write_text", "state/processed"), 1, "after", "after state")
 
 
 CRASHES = [crash_after_first_files_published, crash_after_data_written, crash_after_catalog_updated,

@@ -5,7 +5,7 @@ from datetime import datetime
 import pytest
 from stage_rows import write_rows
 
-from segment_lake.write import DATA, DISCARDS, LANDED
+from segment_lake.parquet_tables import DATA, DISCARDS, LANDED
 
 pytestmark = [pytest.mark.fast, pytest.mark.spark]
 

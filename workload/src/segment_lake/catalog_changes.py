@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 from .catalog import TableChange
 from .dedup import DUPLICATE_COLUMNS
 from .names import DISCARDS_TABLE, DUPLICATES_TABLE
+from .parquet_tables import DISCARD_COLUMNS
 from .records import Inferred, Published
 from .route import partition_values
-from .write import DISCARD_COLUMNS
 
 if TYPE_CHECKING:
     from .environment import SyncEnvironment

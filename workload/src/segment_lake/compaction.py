@@ -38,7 +38,7 @@ from .layout import LakeLayout, data_file_name, file_name
 from .progress import count
 from .route import partition_keys, partition_path, partition_span
 from .state import SourceState, new_run_id
-from .storage import FileInfo, LakeStorage, join
+from .storage import FileInfo, FrameWrite, LakeStorage, join
 
 
 @dataclass(frozen=True)
@@ -246,8 +246,8 @@ class Compaction:
         frame = (self.spark.read.option("basePath", base)
                  .schema(_with_keys(schema, self.keys))
                  .parquet(*[info.uri for _, _, files in partitions for info in files]))
-        (frame.repartition(*self.keys).write.options(**PARQUET_SETTINGS).option("maxRecordsPerFile", per_file)
-         .partitionBy(*self.keys).parquet(stage))
+        self.storage.write_frame(frame.repartition(*self.keys), stage, FrameWrite(
+            partition_by=tuple(self.keys), options={**PARQUET_SETTINGS, "maxRecordsPerFile": per_file}))
         staged: dict[str, list[FileInfo]] = defaultdict(list)
         for info in self.storage.list_files(stage):
             if info.uri.endswith(".parquet"):

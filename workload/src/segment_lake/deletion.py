@@ -34,7 +34,7 @@ from .lake_columns import PARQUET_SETTINGS
 from .layout import LakeLayout, file_name, table_of_folder
 from .progress import count
 from .state import SourceState, new_run_id
-from .storage import LakeStorage, join, relative_path, shown
+from .storage import OVERWRITE, FrameWrite, LakeStorage, join, relative_path, shown
 from .suppression import SuppressionList
 
 DISCARDS, DUPLICATES = "discards", "duplicates"  # the datasets beside the tables
@@ -205,7 +205,7 @@ class UserDeletion:
         discards = self._files(self.layout.discards)
         # a user id of another type than its column's is not in the table but among the discarded values
         discarded = self._discarded_users(discards, journal)
-        schemas = {table: self.storage.parquet_schema(max(files, key=file_name)) for table, files in tables.items()}
+        schemas = {table: self.storage.parquet_footer(max(files, key=file_name))[0] for table, files in tables.items()}
 
         def mark_table(frame: DataFrame) -> DataFrame:
             frame = frame.withColumn("_doomed", users_rows(frame.schema, journal.user_ids, journal.anonymous_ids))
@@ -238,7 +238,7 @@ class UserDeletion:
 
     def _read(self, files: list[str], schema: StructType | None = None) -> DataFrame:
         """The files' rows with ``_file``, each file's name as Spark gives it; by default with the newest's schema."""
-        schema = schema or self.storage.parquet_schema(max(files, key=file_name))
+        schema = schema or self.storage.parquet_footer(max(files, key=file_name))[0]
         return self.spark.read.schema(schema).parquet(*files).withColumn("_file", F.input_file_name())
 
     def _table_files(self) -> dict[str, list[str]]:
@@ -261,7 +261,7 @@ class UserDeletion:
                 match = match | ((F.col("column_name") == column) & F.col("value").isin(list(ids[kind])))
         events = self._read(discards).where(match).select("message_id", "received_at")
         uri = join(self.stage, "discarded-users")
-        events.write.mode("overwrite").parquet(uri)
+        self.storage.write_frame(events, uri, OVERWRITE)
         found = self.spark.read.parquet(uri)
         return found if found.limit(1).count() else None
 
@@ -283,7 +283,7 @@ class UserDeletion:
             found = rows if found is None else found.unionByName(rows)
         if found is None:
             return {}, 0
-        found.write.mode("overwrite").parquet(events_uri)
+        self.storage.write_frame(found, events_uri, OVERWRITE)
         return self._per_file(self.spark.read.parquet(events_uri)), searched
 
     def _per_file(self, doomed: DataFrame) -> dict[str, tuple[str, int]]:
@@ -311,7 +311,7 @@ class UserDeletion:
             kept = (mark(self._read(files, schema)).where(~F.col("_doomed")).join(F.broadcast(index), "_file")
                     .select(*schema.fieldNames(), "n"))
             folder = join(self.stage, f"{slot}-{group}")
-            kept.repartition("n").write.options(**PARQUET_SETTINGS).partitionBy("n").parquet(folder)
+            self.storage.write_frame(kept.repartition("n"), folder, FrameWrite(partition_by=("n",), options=PARQUET_SETTINGS))
             staged: dict[int, tuple[str, int]] = {}
             for info in self.storage.list_files(folder):
                 if info.uri.endswith(".parquet"):

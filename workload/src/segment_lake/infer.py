@@ -25,6 +25,7 @@ from .layout import owning_source
 from .names import DISCARDS_TABLE, DUPLICATES_TABLE, refuse_legacy_tables
 from .progress import count
 from .records import Deduped, Inferred, Observed, TableSchema
+from .storage import FrameWrite
 
 if TYPE_CHECKING:
     from .environment import SyncEnvironment
@@ -141,5 +142,6 @@ def _reject_tables(env: SyncEnvironment, deduped: Deduped, tables: tuple[str, ..
                       F.lit(" was created; the input file keeps the event"))
     records = deduped.accepted.where(over).select("file", reason.alias("reason"), F.col("_message_id").alias("message_id"))
     refused = records.count()
-    records.repartition(1).write.mode("append").json(env.layout.rejected_of_run(deduped.run.run_id))
+    env.storage.write_frame(records.repartition(1), env.layout.rejected_of_run(deduped.run.run_id),
+                            FrameWrite("json", "append"))
     return replace(deduped, accepted=deduped.accepted.where(~over), row_count=deduped.row_count - refused), refused

@@ -25,7 +25,7 @@ from segment_lake_contract import DATE_PARTITIONS, DEDUP_WINDOW_DAYS
 from .layout import WRITER_OF_FILE, LakeLayout, run_of_name
 from .route import partition_span
 from .state import SourceState
-from .storage import LakeStorage, join
+from .storage import OVERWRITE, LakeStorage, join
 
 HORIZON_DAYS = DEDUP_WINDOW_DAYS + 1  # a day more than the window: a sync's events are hours apart, not a day
 ROWS_PER_FILE = 4_000_000  # about 60 MB of ids and times
@@ -98,7 +98,7 @@ def table_ids(spark: SparkSession, storage: LakeStorage, layout: LakeLayout, dat
     by_type: dict[str, list[str]] = defaultdict(list)
     for folders in by_table.values():
         files = [f.uri for folder in folders for f in storage.list_files(folder) if f.uri.endswith(".parquet")][:1]
-        fields = {f.name: f.dataType.simpleString() for f in storage.parquet_schema(files[0]).fields} if files else {}
+        fields = {f.name: f.dataType.simpleString() for f in storage.parquet_footer(files[0])[0].fields} if files else {}
         if "message_id" in fields:  # a table whose ids were all discarded has none to match
             by_type[fields["message_id"]] += folders
     return [spark.read.schema(f"message_id {kind}, received_at timestamp").option("basePath", layout.tables)
@@ -169,8 +169,8 @@ def compact_index(spark: SparkSession, storage: LakeStorage, state: SourceState,
     horizon = max(shifted(newest, -HORIZON_DAYS), current.horizon if current else datetime.min.replace(tzinfo=UTC))
     kept = ids.where(F.col("received_at") >= _at(horizon))
     kept_rows = kept.count()
-    (kept.repartition(max(1, -(-kept_rows // ROWS_PER_FILE))).write.mode("overwrite")
-     .parquet(join(state.landed_generations_uri, generation_name)))
+    storage.write_frame(kept.repartition(max(1, -(-kept_rows // ROWS_PER_FILE))),
+                        join(state.landed_generations_uri, generation_name), OVERWRITE)
     check()  # the index changes from here on
     storage.write_text(state.landed_generation_uri, Generation(generation_name, tuple(runs), horizon).to_json())
     for run in runs:

@@ -18,6 +18,7 @@ from segment_lake_contract import DATE_PARTITIONS
 from .discover import read_lines
 from .field_codec import register_codec
 from .records import Parsed, Run
+from .storage import FrameWrite
 from .suppression import SuppressionList, is_suppressed
 
 if TYPE_CHECKING:
@@ -60,8 +61,8 @@ def parse(env: SyncEnvironment, run: Run) -> Parsed:
         else:
             span = (row["first"], row["last"])
     if rejected:
-        (rows.where(F.col("reason").isNotNull()).select("file", "reason", "raw").repartition(1)
-         .write.mode("overwrite").json(rejected_uri))
+        env.storage.write_frame(rows.where(F.col("reason").isNotNull()).select("file", "reason", "raw").repartition(1),
+                                rejected_uri, FrameWrite("json", "overwrite"))
     else:  # a crashed attempt's records go (the infer stage may add to the folder)
         env.storage.delete(rejected_uri, recursive=True)
     return Parsed(run, rows.where(F.col("reason").isNull() & ~F.col("_suppressed")).drop("_suppressed"), read,

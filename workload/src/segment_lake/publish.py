@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from .layout import data_file_name, written_by
-from .records import Published, Written, WrittenFile
+from .parquet_tables import DATA, DISCARDS, DUPLICATES, LANDED, WrittenFile
+from .records import Published, Written
 from .storage import LakeStorage, join
-from .write import DATA, DISCARDS, DUPLICATES, LANDED
 
 if TYPE_CHECKING:
     from .environment import SyncEnvironment

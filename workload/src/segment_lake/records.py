@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame
 
 from .catalog import TableInfo
+from .parquet_tables import WrittenFile
 from .progress import count
 from .state import RunManifest
 
@@ -114,15 +115,6 @@ class Inferred:
     def summary(self) -> str:
         new_columns = sum(len(schema.new_columns) for schema in self.schemas.values())
         return f"{count(len(self.schemas), 'table')}, {count(new_columns, 'new column')}"
-
-
-@dataclass(frozen=True)
-class WrittenFile:
-    kind: str  # DATA, DISCARDS, LANDED (the messageId and receivedAt of the data rows) or DUPLICATES
-    table: str | None  # DATA only
-    partition: str | None  # DATA only; e.g. day=2024-01-02/hr=03
-    uri: str
-    rows: int
 
 
 @dataclass(frozen=True)

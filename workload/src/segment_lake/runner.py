@@ -21,7 +21,7 @@ from .layout import LakeLayout
 from .lock import SourceBusy, SourceLock, source_lock
 from .progress import stderr_sink
 from .settings import LakeSettings, LockWait, SessionOptions, SourceSettings
-from .storage import LakeStorage
+from .storage import HadoopStorage, LakeStorage
 
 NO_WAIT = LockWait()
 
@@ -53,7 +53,7 @@ class Runner:
 
     @cached_property
     def storage(self) -> LakeStorage:
-        return LakeStorage(self.spark)
+        return HadoopStorage(self.spark)
 
     def catalog(self) -> Catalog:
         """The catalog the settings name: the lake's embedded metastore, or Glue in their region."""

@@ -1,17 +1,22 @@
-"""Files in the lake and the input through Hadoop's FileSystem, so the same code reaches local
-paths, ``file://``, ``s3://`` on EMR and ``s3a://`` anywhere Spark runs."""
+"""The storage port: every read and write of the lake's files goes through a ``LakeStorage``, DataFrame writes and
+the tables' writer included, so that tests can record each write and fail at any one (tests/recording_environment.py).
+``HadoopStorage`` reaches them through Hadoop's FileSystem, so the same code reaches local paths, ``file://``,
+``s3://`` on EMR and ``s3a://`` anywhere Spark runs."""
 from __future__ import annotations
 
 import json
 import os
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
 from urllib.parse import urlparse
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from .errors import InsufficientPermissions
+from .parquet_tables import TablePlan, WrittenFile, write_parquet_tables
 from .pool import run_all
 
 
@@ -102,7 +107,77 @@ class FileInfo:
     size: int
 
 
-class LakeStorage:
+@dataclass(frozen=True)
+class FrameWrite:
+    """How a DataFrame is written: its format, Spark's save mode, the columns of its partition folders and the
+    writer's options (such as lake_columns.PARQUET_SETTINGS)."""
+
+    format: str = "parquet"
+    mode: str = "errorifexists"
+    partition_by: tuple[str, ...] = ()
+    options: Mapping[str, object] = field(default_factory=dict)
+
+
+PARQUET = FrameWrite()
+OVERWRITE = FrameWrite(mode="overwrite")
+
+
+class LakeStorage(Protocol):
+    """The lake's files. Reads first, then the writes (``WRITES``), each a step a crash can fall between."""
+
+    def exists(self, uri: str) -> bool: ...
+
+    def list_files(self, uri: str) -> list[FileInfo]:
+        """Every data file below ``uri`` (recursively), sorted; none when it does not exist."""
+
+    def glob(self, pattern: str) -> list[str]:
+        """The paths matching a Hadoop glob (``*``, ``{a,b}``), sorted; none when nothing matches."""
+
+    def list_folders(self, uri: str) -> list[str]:
+        """The names of the folders right below ``uri``; none when it does not exist."""
+
+    def size(self, uri: str) -> int | None:
+        """The file's size in bytes, or None when it does not exist."""
+
+    def parquet_footer(self, uri: str) -> tuple[StructType, int]:
+        """The Spark schema a Parquet file was written with and its rows, from its footer (without a Spark job)."""
+
+    def from_spark_uri(self, spark_uri: str) -> str:
+        """A file named as Spark's input_file_name() names it (a percent-encoded URI) as ``list_files`` names it."""
+
+    def read_text(self, uri: str) -> str: ...
+
+    def write_text(self, uri: str, text: str) -> None:
+        """Write (or replace) a small file so that readers, and a run after a kill, see all of it or none."""
+
+    def write_frame(self, frame: DataFrame, uri: str, how: FrameWrite = PARQUET) -> None:
+        """Write a DataFrame's files into the folder ``uri``, as ``how`` says."""
+
+    def write_tables(self, events: DataFrame, plan: TablePlan) -> list[WrittenFile]:
+        """Write a run's tables, as ``plan`` says, below its stage folder (the table format's writer)."""
+
+    def replace(self, source: str, target: str) -> None:
+        """Replace the file ``target`` with the file ``source`` so that a reader sees the old bytes or the new."""
+
+    def copy(self, source: str, target: str) -> None:
+        """Copy a file over ``target``; ``source`` stays."""
+
+    def delete(self, uri: str, recursive: bool = False) -> None: ...
+
+    def publish_files(self, moves: list[tuple[str, str]]) -> None:
+        """Put each (source, target) file at its target, replacing it, for a caller that deletes the sources next."""
+
+    def move(self, source: str, target: str) -> None:
+        """Move a file, replacing ``target``; creates the parent folder."""
+
+
+READS = ("exists", "list_files", "glob", "list_folders", "size", "parquet_footer", "from_spark_uri", "read_text")
+WRITES = ("write_text", "write_frame", "write_tables", "replace", "copy", "delete", "publish_files", "move")
+
+
+class HadoopStorage:
+    """LakeStorage through Hadoop's FileSystem in Spark's JVM (and boto3 for S3's server-side copies)."""
+
     def __init__(self, spark: SparkSession) -> None:
         self._jvm = spark.sparkContext._jvm
         self._conf = spark.sparkContext._jsc.hadoopConfiguration()
@@ -161,9 +236,6 @@ class LakeStorage:
             raise ValueError(f"{uri} was not written by Spark: it has no Spark schema")
         return StructType.fromJson(json.loads(written)), sum(block.getRowCount() for block in footer.getBlocks())
 
-    def parquet_schema(self, uri: str) -> StructType:
-        return self.parquet_footer(uri)[0]
-
     def from_spark_uri(self, spark_uri: str) -> str:
         """A file named as Spark's input_file_name() names it (a percent-encoded URI) as ``list_files`` names it."""
         return self._path_class(self._jvm.java.net.URI.create(spark_uri)).toString()
@@ -185,6 +257,13 @@ class LakeStorage:
         temporary = self._path_class(path.getParent(), f".{path.getName()}.{uuid.uuid4().hex}.tmp")
         self._write(fs.getRawFileSystem(), temporary, text)
         self._rename_over(fs, temporary, path)
+
+    def write_frame(self, frame: DataFrame, uri: str, how: FrameWrite = PARQUET) -> None:
+        (frame.write.format(how.format).mode(how.mode).options(**how.options).partitionBy(*how.partition_by)
+         .save(uri))
+
+    def write_tables(self, events: DataFrame, plan: TablePlan) -> list[WrittenFile]:
+        return write_parquet_tables(events, plan)
 
     def replace(self, source: str, target: str) -> None:
         """Replace the file ``target`` with the file ``source`` so that a reader sees the old bytes or the new, never

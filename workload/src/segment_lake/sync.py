@@ -37,7 +37,7 @@ from .report import RunResult, file_report, told
 from .session import jvm_exit_code
 from .settings import SyncSettings
 from .state import SourceState, new_run_id
-from .storage import LakeStorage
+from .storage import HadoopStorage, LakeStorage
 from .sync_reports import REPORTS_DATABASE, register_reports
 from .write import write
 
@@ -50,7 +50,7 @@ class Sync:
                  progress: Sink = stderr_sink, heartbeat_seconds: float = HEARTBEAT_SECONDS,
                  lock: SourceLock | None = None, storage: LakeStorage | None = None, metrics=None) -> None:
         layout = settings.layout
-        storage = storage or LakeStorage(spark)
+        storage = storage or HadoopStorage(spark)
         self.env = SyncEnvironment(
             spark, settings, catalog, storage, layout, SourceState(storage, layout.state),
             lock or source_lock(spark, layout, wait_seconds=settings.lock.seconds),

@@ -45,7 +45,7 @@ public class WriteTables implements FlatMapFunction {
     static final StructType LANDED_SCHEMA = StructType.fromDDL("message_id string, received_at timestamp");
 
     final EventColumns in;  // where the event row (ParseLines.SCHEMA) has each column this reads
-    final StructType discardsSchema;  // a discarded value's record (write.DISCARD_COLUMNS)
+    final StructType discardsSchema;  // a discarded value's record (parquet_tables.DISCARD_COLUMNS)
     final int[] discardsAt;  // where each of its columns goes: table, column, messageId, receivedAt, value, reason
     final Map columns;  // table -> list of [column, type name] in table order
     final Map settings;  // Hadoop and Parquet settings, prepared on the driver
