@@ -139,12 +139,12 @@ def glue_client(aws_endpoint):
     return boto3.client("glue", endpoint_url=aws_endpoint, region_name="us-east-1")
 
 
-# ---- make test TEST_WORKERS=3 runs the suite on several workers (pytest-xdist, --dist loadgroup)
+# ---- make test runs the suite on several workers (pytest-xdist, --dist loadgroup), the timing tests after
 
 # the modules that take longest (serial seconds on 2 cores, 2026-11-26): handed out first, so that no worker is left
 # running one alone at the end
-SLOWEST = ("test_sync_cli", "test_kills", "test_deploy_rehearsal", "test_compaction", "test_least_privilege",
-           "test_interrupts", "test_faults", "test_installed_package", "test_policy_scan")
+SLOWEST = ("test_deploy_rehearsal", "test_sync_cli", "test_compaction", "test_least_privilege",
+           "test_faults", "test_installed_package", "test_policy_scan")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups

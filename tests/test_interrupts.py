@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.timing]
 
 CLI = str(Path(sys.executable).with_name("segment-lake"))
 

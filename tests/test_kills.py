@@ -7,7 +7,7 @@ from kill_harness import run_trials
 
 from segment_lake.catalog.glue import GlueCatalog
 
-pytestmark = [pytest.mark.spark, pytest.mark.aws]
+pytestmark = [pytest.mark.spark, pytest.mark.aws, pytest.mark.timing]
 
 
 def test_syncs_killed_at_random_moments_land_every_event_exactly_once(spark, tmp_path):
