@@ -106,7 +106,8 @@ def _measure(lake: str) -> dict:
     """The source's data files, and the median of three reads of every table (rows, users, first and last event)."""
     sys.path.insert(0, str(REPO / "workload" / "src"))
     from segment_lake.session import build_session
-    from segment_lake.storage import HadoopStorage, join
+    from segment_lake.storage import HadoopStorage
+    from segment_lake.uris import join
 
     spark = build_session("compaction effect", lake, local_catalog=False)
     storage = HadoopStorage(spark)

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from segment_lake.dedup import duplicate_rows, without_duplicates
 from segment_lake.state import SourceState
-from segment_lake.storage import HadoopStorage, join
+from segment_lake.storage import HadoopStorage
+from segment_lake.uris import join
 from segment_lake_contract import DEDUP_WINDOW_DAYS
 
 pytestmark = [pytest.mark.fast, pytest.mark.spark]

@@ -55,6 +55,7 @@ def test_one_holder_at_a_time_renewed_and_taken_over_once_expired(lock_uri):
     other_source.release()
 
 
+@pytest.mark.timing
 def test_a_run_told_to_wait_takes_the_lock_when_the_holder_is_gone_and_refuses_after_its_wait(tmp_path):
     uri = f"file://{tmp_path}/state/lock.json"
     killed = SourceLock(lock_store(uri), "src1", "host-a pid 1", seconds=2, run_id="run-a")

@@ -8,7 +8,8 @@ from stage_rows import write_rows
 from segment_lake.layout import data_file_name
 from segment_lake.parquet_tables import DATA, WrittenFile
 from segment_lake.publish import move_files
-from segment_lake.storage import HadoopStorage, join
+from segment_lake.storage import HadoopStorage
+from segment_lake.uris import join
 
 pytestmark = [pytest.mark.fast, pytest.mark.spark]
 KEY = "arn:aws:kms:us-east-1:123456789012:key/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"  # the cluster's, on EMR

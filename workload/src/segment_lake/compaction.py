@@ -38,7 +38,8 @@ from .layout import LakeLayout, data_file_name, file_name
 from .progress import count
 from .route import partition_keys, partition_path, partition_span
 from .state import SourceState, new_run_id
-from .storage import FileInfo, FrameWrite, LakeStorage, join
+from .storage import FileInfo, FrameWrite, LakeStorage
+from .uris import join
 
 
 @dataclass(frozen=True)

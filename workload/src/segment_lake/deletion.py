@@ -34,8 +34,9 @@ from .lake_columns import PARQUET_SETTINGS
 from .layout import LakeLayout, file_name, table_of_folder
 from .progress import count
 from .state import SourceState, new_run_id
-from .storage import OVERWRITE, FrameWrite, LakeStorage, join, relative_path, shown
+from .storage import OVERWRITE, FrameWrite, LakeStorage
 from .suppression import SuppressionList
+from .uris import join, relative_path, shown
 
 DISCARDS, DUPLICATES = "discards", "duplicates"  # the datasets beside the tables
 USER_COLUMNS = {"user_id": "user_ids", "anonymous_id": "anonymous_ids"}  # column -> the ids it is matched with

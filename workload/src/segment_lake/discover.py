@@ -13,7 +13,8 @@ from .progress import count
 from .records import Run
 from .recovery import forget_attempt
 from .state import RunManifest
-from .storage import FileInfo, LakeStorage, join, relative_path
+from .storage import FileInfo, LakeStorage
+from .uris import join, relative_path
 
 if TYPE_CHECKING:
     from .environment import SyncEnvironment

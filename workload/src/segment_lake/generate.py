@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from .errors import InvalidSettings
 from .options import flag
 
 _OBJECTS = ["Order", "Product", "Cart", "Checkout", "Coupon", "Promotion", "Video", "Article", "Account", "Subscription",
@@ -87,20 +88,20 @@ class GenerateOptions:
             try:
                 object.__setattr__(self, "start", datetime.strptime(self.start, "%Y-%m-%dT%H").replace(tzinfo=UTC))
             except ValueError:
-                raise ValueError(f"invalid --start {self.start!r}: use YYYY-MM-DDTHH, for example 2024-01-02T00") from None
+                raise InvalidSettings(f"invalid --start {self.start!r}: use YYYY-MM-DDTHH, for example 2024-01-02T00") from None
         if self.days is not None:
             object.__setattr__(self, "hours", self.days * 24)
         for name in ("events", "sources", "hours", "event_names", "files_per_hour"):
             if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(self, name)}")
+                raise InvalidSettings(f"--{name.replace('_', '-')} must be at least 1, not {getattr(self, name)}")
         if self.event_names > len(_OBJECTS) * len(_ACTIONS):
-            raise ValueError(f"--event-names {self.event_names} is more than the {len(_OBJECTS) * len(_ACTIONS)} "
+            raise InvalidSettings(f"--event-names {self.event_names} is more than the {len(_OBJECTS) * len(_ACTIONS)} "
                              f"names the generator can make")
         for name in ("duplicate_rate", "malformed_rate", "track_share"):
             if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be between 0 and 1, not {getattr(self, name)}")
+                raise InvalidSettings(f"--{name.replace('_', '-')} must be between 0 and 1, not {getattr(self, name)}")
         if self.files_per_hour > 3600:
-            raise ValueError(f"--files-per-hour must be at most 3600, not {self.files_per_hour}")
+            raise InvalidSettings(f"--files-per-hour must be at most 3600, not {self.files_per_hour}")
 
     @property
     def slices(self) -> int:

@@ -12,7 +12,8 @@ from pyspark.sql import functions as F
 from .errors import InvalidSettings
 from .layout import report_folder
 from .report import REPORT_COLUMNS
-from .storage import LakeStorage, join
+from .storage import LakeStorage
+from .uris import join
 
 SUCCESS_WINDOW = timedelta(days=30)
 

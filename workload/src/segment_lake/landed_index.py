@@ -25,7 +25,8 @@ from segment_lake_contract import DATE_PARTITIONS, DEDUP_WINDOW_DAYS
 from .layout import WRITER_OF_FILE, LakeLayout, run_of_name
 from .route import partition_span
 from .state import SourceState
-from .storage import OVERWRITE, LakeStorage, join
+from .storage import OVERWRITE, LakeStorage
+from .uris import join
 
 HORIZON_DAYS = DEDUP_WINDOW_DAYS + 1  # a day more than the window: a sync's events are hours apart, not a day
 ROWS_PER_FILE = 4_000_000  # about 60 MB of ids and times

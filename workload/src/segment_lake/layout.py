@@ -34,7 +34,7 @@ from segment_lake_contract import (
     TABLES_PREFIX,
 )
 
-from .storage import join
+from .uris import join
 
 DATA, STAGE = DATA_PREFIX.rstrip("/"), STAGE_PREFIX.rstrip("/")
 TABLE_FOLDER = "segment_type="  # a table's folder, named for its event type (the table's name without a prefix)

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from .layout import data_file_name, written_by
 from .parquet_tables import DATA, DISCARDS, DUPLICATES, LANDED, WrittenFile
 from .records import Published, Written
-from .storage import LakeStorage, join
+from .storage import LakeStorage
+from .uris import join
 
 if TYPE_CHECKING:
     from .environment import SyncEnvironment

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from .landed_index import from_micros
 from .names import DISCARDS_TABLE, DUPLICATES_TABLE
 from .records import Deduped, Inferred, Parsed, Published, Run, Written
-from .storage import relative_path, shown, write_text_without_spark
+from .storage import write_text_without_spark
+from .uris import relative_path, shown
 
 if TYPE_CHECKING:
     from .environment import SyncEnvironment

@@ -3,20 +3,17 @@ starts one Spark session when the work first needs it, opens the catalog the set
 (waiting, failing or skipping as asked), says progress on stderr and prints the work's report lines on stdout."""
 from __future__ import annotations
 
-import logging
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
 
 from segment_lake_contract import DATE_PARTITIONS
 
-from . import interrupt, session
+from . import session
 from .catalog import Catalog
 from .catalog.glue import GlueCatalog
 from .catalog.local import LocalCatalog
-from .errors import SparkDied, classify
 from .layout import LakeLayout
 from .lock import SourceBusy, SourceLock, source_lock
 from .progress import stderr_sink
@@ -87,40 +84,3 @@ class Runner:
         for line in lines:
             print(line)
         return 0
-
-
-def outcome(command: Callable[[], int]) -> int:
-    """Runs a command to its exit code: a failure ends in one line naming what failed (the report has the rest), an
-    interrupt in the line that says what the next run does; the Spark session the command started stops first."""
-    interrupt.ENABLED = True  # a signal stops the command before its next change to the lake
-    started = session.started_sessions()
-    line, jvm_alive = None, True
-    try:
-        code = command()
-    except Exception as error:
-        if interrupt.received():
-            stopped = error if isinstance(error, interrupt.Interrupted) else interrupt.Interrupted(
-                interrupt.received(), "what it began, the next run of the command (or a sync) finishes or undoes")
-            code, line = stopped.exit_code, f"segment-lake: {stopped}"
-        else:
-            kind, message = classify(error)
-            code, line = 1, f"segment-lake: error ({kind}): {message}"
-        jvm_alive = not isinstance(error, SparkDied)
-    except KeyboardInterrupt:  # before Spark started (and the handlers with it)
-        code, line = 130, "segment-lake: interrupted by SIGINT: nothing was begun"
-    if jvm_alive:  # a JVM that died has nothing left to stop
-        session.stop_started_sessions(since=started)
-    interrupt.reset()
-    _quiet_after_the_end()
-    if line:
-        print(line, file=sys.stderr)
-    return code
-
-
-def _quiet_after_the_end() -> None:
-    """The command's last line is its verdict: what py4j's threads and objects say about a JVM that is gone, as the
-    interpreter ends, is not printed after it."""
-    quiet = logging.getLogger("py4j")
-    quiet.addHandler(logging.NullHandler())
-    quiet.propagate = False
-    sys.unraisablehook = threading.excepthook = lambda *_: None

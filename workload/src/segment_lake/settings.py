@@ -25,7 +25,7 @@ from .emr_node import on_emr
 from .errors import InvalidSettings
 from .layout import LakeLayout, metastore_dir
 from .options import flag
-from .storage import normalize_uri
+from .uris import normalize_uri
 
 URI_SCHEMES = ("file", "s3", "s3a")
 CATALOGS = ("local", "glue")

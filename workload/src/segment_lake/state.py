@@ -17,7 +17,8 @@ from datetime import datetime
 
 from .errors import InvalidSettings
 from .layout import LakeLayout, StateLayout, run_of_name, written_before
-from .storage import LakeStorage, join
+from .storage import LakeStorage
+from .uris import join
 
 RUN_ID_TIME = "%Y%m%dT%H%M%SZ"  # a run id starts with its start time, so ids sort by it
 _MERGED = "merged-"

@@ -11,7 +11,8 @@ from segment_lake_contract import REPORTS_DATABASE
 from .catalog import Catalog, TableChange
 from .layout import OLD_REPORT, REPORT_KEYS, LakeLayout, old_reports, report_day, report_folder
 from .report import REPORT_COLUMNS
-from .storage import LakeStorage, join
+from .storage import LakeStorage
+from .uris import join
 
 REPORTS_TABLE = "sync_reports"
 

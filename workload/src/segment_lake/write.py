@@ -8,7 +8,8 @@ from pyspark.sql import DataFrame
 
 from .parquet_tables import DUPLICATES, TablePlan, WrittenFile
 from .records import Inferred, Written
-from .storage import LakeStorage, join
+from .storage import LakeStorage
+from .uris import join
 
 if TYPE_CHECKING:
     from .environment import SyncEnvironment
