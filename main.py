@@ -30,6 +30,7 @@ from segment_data_lake import (
     DataLakeOutputs,
     DataLakeRolesProps,
     EmrClusterProps,
+    EmrSecurityProps,
     SegmentDataLake,
     SegmentDataLakeProps,
     SegmentSource,
@@ -72,7 +73,8 @@ class DataLakeStack(TerraformStack):
             access=DataLakeRolesProps(external_ids=env.get("SEGMENT_WORKSPACE_IDS", "my-workspace-id").split(","),
                                       name_suffix=env.get("SEGMENT_LAKE_SUFFIX", ""),
                                       segment_region=env.get("SEGMENT_REGION", "us")),
-            cluster=EmrClusterProps(subnet_id=env.get("SEGMENT_LAKE_SUBNET_ID", "subnet-0123456789abcdef0")),
+            cluster=EmrClusterProps(security=EmrSecurityProps(
+                subnet_id=env.get("SEGMENT_LAKE_SUBNET_ID", "subnet-0123456789abcdef0"))),
             sources=sources_from(env.get("SEGMENT_SOURCES", "9aQ1bC2dE3:web_app")),
             workspace_id=env.get("SEGMENT_WORKSPACE_ID"),
             sync_runner=env.get("SEGMENT_LAKE_SYNC_RUNNER", "self"),

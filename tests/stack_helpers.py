@@ -58,17 +58,25 @@ def resolve(stack: dict, value):
 
 def small_lake_props(**overrides):
     """The props of a one-source lake on a placeholder bucket and subnet, with ``overrides``."""
-    from segment_data_lake import DataLakeBucketProps, DataLakeRolesProps, EmrClusterProps, SegmentDataLakeProps, SegmentSource
+    from segment_data_lake import (
+        DataLakeBucketProps,
+        DataLakeRolesProps,
+        EmrClusterProps,
+        EmrSecurityProps,
+        SegmentDataLakeProps,
+        SegmentSource,
+    )
 
     return SegmentDataLakeProps(**{
         "bucket": DataLakeBucketProps(bucket_name="acme-lake", manage_lifecycle=True),
         "access": DataLakeRolesProps(external_ids=["ws1"]),
-        "cluster": EmrClusterProps(subnet_id="subnet-0123456789abcdef0"),
+        "cluster": EmrClusterProps(security=EmrSecurityProps(subnet_id="subnet-0123456789abcdef0")),
         "sources": [SegmentSource(source_id="src0001", slug="web")], **overrides})
 
 
 def synth_small_lake(name: str, **overrides) -> dict:
-    """A stack holding only the lake of ``small_lake_props(**overrides)``, synthesized."""
+    """A stack holding only the lake of ``small_lake_props(**overrides)``, synthesized; an override may be a function
+    of the stack (for a prop that brings a piece: ``lambda stack: DataLakeAlerts.from_topic_arn(stack, ...)``)."""
     from cdktf import App, TerraformStack, Testing
 
     from segment_data_lake import SegmentDataLake
@@ -76,5 +84,6 @@ def synth_small_lake(name: str, **overrides) -> dict:
 
     stack = TerraformStack(App(), name)
     AwsProvider(stack, "aws", region="us-east-1")
-    SegmentDataLake(stack, "Lake", props=small_lake_props(**overrides))
+    SegmentDataLake(stack, "Lake", props=small_lake_props(**{
+        name: value(stack) if callable(value) else value for name, value in overrides.items()}))
     return json.loads(Testing.synth(stack))

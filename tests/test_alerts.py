@@ -137,11 +137,13 @@ def test_only_the_lakes_rules_and_alarms_may_publish_to_its_topic(synthesized):
 
 
 def test_a_brought_topic_gets_the_rules_and_alarms_and_no_policy_of_ours():
-    from segment_data_lake import DataLakeAlertsProps
+    from segment_data_lake import DataLakeAlerts, DataLakeAlertsProps
 
     theirs = f"arn:aws:sns:{REGION}:{ACCOUNT}:platform-oncall"
     synthesized = synth_small_lake("brought-topic", cluster_mode="transient", schedule_expression="cron(0 * * * ? *)",
-                                   alerts=DataLakeAlertsProps(topic_arn=theirs, stale_after_minutes=180))
+                                   alerts=lambda stack: DataLakeAlertsProps(
+                                       topic=DataLakeAlerts.from_topic_arn(stack, "Theirs", theirs),
+                                       stale_after_minutes=180))
     assert not resources(synthesized, "aws_sns_topic") and not resources(synthesized, "aws_sns_topic_policy")
     assert {t["arn"] for t in resources(synthesized, "aws_cloudwatch_event_target").values()} == {theirs}
     alarm = only(synthesized, "aws_cloudwatch_metric_alarm")
@@ -156,8 +158,9 @@ def test_alert_props_are_checked_at_construction():
     with pytest.raises(DataLakeConfigError, match="an alarm window of 12960 minutes is longer than CloudWatch "
                                                   "evaluates .10080 minutes."):
         DataLakeAlertsProps().window_seconds("rate(3 days)")
-    with pytest.raises(DataLakeConfigError, match="alerts topic_arn"):
-        DataLakeAlertsProps(topic_arn="platform-oncall")
+    with pytest.raises(DataLakeConfigError, match="alerts topic 'platform-oncall' is not a topic: pass "
+                                                  "DataLakeAlerts.from_topic_arn"):
+        DataLakeAlertsProps(topic="platform-oncall")
     assert DataLakeAlertsProps(stale_after_intervals=2).window_seconds("rate(30 minutes)") == 3600
 
 

@@ -2,10 +2,24 @@
 security groups exist already (examples/bring_your_own) creates none of them, points the cluster at them, and
 attaches the lake's policies to the brought roles; the stack
 validates and scans clean with the others (test_terraform, test_policy_scan)."""
+import inspect
+import json
+import re
+
 import pytest
 from stack_helpers import only, resources
 
-from segment_data_lake import DataLakeBucket, DataLakeConfigError, DataLakeRolesProps, EmrClusterProps, EmrManagedSecurityGroups
+import segment_data_lake
+from segment_data_lake import (
+    DataLakeAlerts,
+    DataLakeBucket,
+    DataLakeConfigError,
+    DataLakeRoles,
+    DataLakeRolesProps,
+    EmrSecurity,
+    EmrSecurityProps,
+)
+from segment_data_lake.aws import App, AwsProvider, TerraformOutput, TerraformStack, Testing
 
 pytestmark = pytest.mark.constructs
 
@@ -19,7 +33,9 @@ def test_a_brought_bucket_and_roles_are_used_and_not_created(synthesized):
     created_roles = {role["name"] for role in resources(stack, "aws_iam_role").values()}
     assert not any(name.startswith("SegmentEMR") for name in created_roles), created_roles  # the others: the lake's
     cluster = only(stack, "aws_emr_cluster")
-    assert cluster["service_role"].endswith(":role/platform-emr-service")
+    # in the partition and account of the stack's provider
+    assert re.fullmatch(r"arn:\$\{data\.aws_partition\.[\w.]+\}:iam::\$\{data\.aws_caller_identity\.[\w.]+\}:role/"
+                        r"platform-emr-service", cluster["service_role"])
     assert cluster["ec2_attributes"]["instance_profile"].endswith(":instance-profile/platform-emr-nodes")
     assert cluster["security_configuration"] == "platform-emr-encrypted"
     assert [cluster["ec2_attributes"][key] for key in ("emr_managed_master_security_group",
@@ -46,28 +62,66 @@ def test_a_brought_bucket_and_roles_are_used_and_not_created(synthesized):
 
 
 def test_bringing_needs_names_and_the_profiles_role():
+    stack = TerraformStack(App(), "brought")
+    key = EmrSecurity.from_key_arn(stack, "Key", "arn:aws:kms:us-east-1:111122223333:key/k1")
+    configuration = EmrSecurity.from_security_configuration_name(stack, "Configuration", "platform")
     with pytest.raises(DataLakeConfigError, match="security configuration 'platform' is brought without "
-                                                  "cluster_kms_key_arn: pass the KMS key it encrypts with"):
-        EmrClusterProps(subnet_id="subnet-0a1b2c3d", security_configuration_name="platform")
+                                                  "cluster_key: pass the KMS key it encrypts with"):
+        EmrSecurityProps(subnet_id="subnet-0a1b2c3d", security_configuration=configuration)
     with pytest.raises(DataLakeConfigError, match="in_transit_certificate_s3_uri sets TLS in a security configuration"):
-        EmrClusterProps(subnet_id="subnet-0a1b2c3d", security_configuration_name="platform",
-                        cluster_kms_key_arn="arn:aws:kms:us-east-1:111122223333:key/k1",
-                        in_transit_certificate_s3_uri="s3://certs/tls.zip")
-    with pytest.raises(DataLakeConfigError, match="invalid cluster_kms_key_arn 'alias/platform': use the key's ARN"):
-        EmrClusterProps(subnet_id="subnet-0a1b2c3d", cluster_kms_key_arn="alias/platform")
+        EmrSecurityProps(subnet_id="subnet-0a1b2c3d", security_configuration=configuration, cluster_key=key,
+                         in_transit_certificate_s3_uri="s3://certs/tls.zip")
+    with pytest.raises(DataLakeConfigError, match="invalid KMS key ARN 'alias/platform': use the key's ARN"):
+        EmrSecurity.from_key_arn(stack, "Alias", "alias/platform")
     with pytest.raises(DataLakeConfigError, match="security groups sg-0a1b2c3d, sg-0a1b2c3d and sg-0a1b2c3e are not "
                                                   "3 groups"):
-        EmrManagedSecurityGroups(master="sg-0a1b2c3d", core_task="sg-0a1b2c3d", service_access="sg-0a1b2c3e")
+        EmrSecurity.from_security_group_ids(stack, "Same", master="sg-0a1b2c3d", core_task="sg-0a1b2c3d",
+                                            service_access="sg-0a1b2c3e")
     with pytest.raises(DataLakeConfigError, match="managed_security_groups .* is not an EmrManagedSecurityGroups"):
-        EmrClusterProps(subnet_id="subnet-0a1b2c3d", managed_security_groups=("sg-0a1b2c3d",))
+        EmrSecurityProps(subnet_id="subnet-0a1b2c3d", managed_security_groups=("sg-0a1b2c3d",))
     with pytest.raises(DataLakeConfigError, match="invalid core_task security group id 'default'"):
-        EmrManagedSecurityGroups(master="sg-0a1b2c3d", core_task="default", service_access="sg-0a1b2c3e")
-    assert DataLakeBucket.from_bucket_name("acme-lake", partition="aws-cn").bucket_arn == "arn:aws-cn:s3:::acme-lake"
-    assert DataLakeBucket.from_bucket_name("acme-lake").in_partition("aws-us-gov").bucket_arn == (
-        "arn:aws-us-gov:s3:::acme-lake")
+        EmrSecurity.from_security_group_ids(stack, "Default", master="sg-0a1b2c3d", core_task="default",
+                                            service_access="sg-0a1b2c3e")
     with pytest.raises(DataLakeConfigError, match="invalid S3 bucket name 'Acme_Lake'"):
-        DataLakeBucket.from_bucket_name("Acme_Lake")
-    with pytest.raises(DataLakeConfigError, match="emr_instance_profile_name 'nodes' is brought without its role"):
-        DataLakeRolesProps(external_ids=["ws1"], emr_instance_profile_name="nodes")
-    with pytest.raises(DataLakeConfigError, match="invalid emr_service_role_name 'arn:aws:iam::1:role/x': use the name"):
-        DataLakeRolesProps(external_ids=["ws1"], emr_service_role_name="arn:aws:iam::1:role/x")
+        DataLakeBucket.from_bucket_name(stack, "BadBucket", "Acme_Lake")
+    nodes = DataLakeRoles.from_instance_profile_name(stack, "Nodes", "nodes")
+    with pytest.raises(DataLakeConfigError, match="emr_instance_profile 'nodes' is brought without its role"):
+        DataLakeRolesProps(external_ids=["ws1"], emr_instance_profile=nodes)
+    with pytest.raises(DataLakeConfigError, match="invalid role name 'arn:aws:iam::1:role/x': use the name"):
+        DataLakeRoles.from_role_name(stack, "Arn", "arn:aws:iam::1:role/x")
+    with pytest.raises(DataLakeConfigError, match="emr_service_role 'platform-emr-service' is not a role: pass "
+                                                  "DataLakeRoles.from_role_name"):
+        DataLakeRolesProps(external_ids=["ws1"], emr_service_role="platform-emr-service")
+    with pytest.raises(DataLakeConfigError, match="invalid SNS topic ARN 'platform-oncall'"):
+        DataLakeAlerts.from_topic_arn(stack, "Topic", "platform-oncall")
+
+
+def test_every_brought_piece_has_one_shape():
+    """Each is made by a from_*(scope, id, ...) of the construct that would create it, synthesizes nothing, and builds
+    its ARN in the partition and account of the stack's provider."""
+    made = {cls.__name__ + "." + name for cls in vars(segment_data_lake).values() if isinstance(cls, type)
+            for name in vars(cls) if name.startswith("from_")}
+    assert made == {"DataLakeBucket.from_bucket_name", "DataLakeRoles.from_role_name",
+                    "DataLakeRoles.from_instance_profile_name", "EmrSecurity.from_key_arn",
+                    "EmrSecurity.from_security_configuration_name", "EmrSecurity.from_security_group_ids",
+                    "DataLakeAlerts.from_topic_arn"}
+    for name in made:
+        cls, method = name.split(".")
+        assert list(inspect.signature(getattr(getattr(segment_data_lake, cls), method)).parameters)[:2] == [
+            "scope", "id"], name
+    stack = TerraformStack(App(), "shape")
+    AwsProvider(stack, "aws", region="eu-west-1")
+    bucket = DataLakeBucket.from_bucket_name(stack, "Bucket", "acme-lake")
+    role = DataLakeRoles.from_role_name(stack, "Role", "platform-emr-nodes")
+    for ref in (bucket, role):
+        assert ref.node.scope is stack and not ref.node.children
+    TerraformOutput(stack, "bucket_arn", value=bucket.bucket_arn)
+    TerraformOutput(stack, "role_arn", value=role.arn)
+    synthesized = json.loads(Testing.synth(stack))
+    partition, account = r"\$\{data\.aws_partition\.\w+\.partition\}", r"\$\{data\.aws_caller_identity\.\w+\.account_id\}"
+    assert re.fullmatch(f"arn:{partition}:s3:::acme-lake", synthesized["output"]["bucket_arn"]["value"])
+    assert re.fullmatch(f"arn:{partition}:iam::{account}:role/platform-emr-nodes",
+                        synthesized["output"]["role_arn"]["value"])
+    # nothing of the references' own reaches the plan: only the data sources that name the partition and account
+    assert "resource" not in synthesized
+    assert set(synthesized["data"]) == {"aws_partition", "aws_caller_identity", "aws_region"}

@@ -94,7 +94,7 @@ def test_created_bucket_configures_stage_days_and_expires_old_versions(synthesiz
 def test_standalone_bucket_with_extra_rules_and_kms():
     from cdktf import TerraformStack, Testing
 
-    from segment_data_lake import DataLakeBucket, DataLakeBucketProps
+    from segment_data_lake import DataLakeBucket, DataLakeBucketProps, EmrSecurity, LakeLifecycleProps
     from segment_data_lake.aws import (
         AwsProvider,
         S3BucketLifecycleConfigurationRule,
@@ -108,8 +108,9 @@ def test_standalone_bucket_with_extra_rules_and_kms():
         id="expire-exports", status="Enabled", filter=[S3BucketLifecycleConfigurationRuleFilter(prefix="exports/")],
         expiration=[S3BucketLifecycleConfigurationRuleExpiration(days=90)])
     bucket = DataLakeBucket(stack, "Bucket", partition="aws", props=DataLakeBucketProps(
-        bucket_name="lake-alone", create_bucket=True, extra_lifecycle_rules=[archive],
-        kms_key_arn="arn:aws:kms:us-east-1:123456789012:key/abc", abort_incomplete_multipart_days=3))
+        bucket_name="lake-alone", create_bucket=True,
+        lifecycle=LakeLifecycleProps(extra_rules=[archive], abort_incomplete_multipart_days=3),
+        kms_key=EmrSecurity.from_key_arn(stack, "Key", "arn:aws:kms:us-east-1:123456789012:key/abc")))
     synthesized = json.loads(Testing.synth(stack))
     rules = rules_by_id(synthesized)
     assert rules["expire-exports"]["filter"] == [{"prefix": "exports/"}]

@@ -114,6 +114,7 @@ def test_cluster_options_are_wired():
         DataLakeRoles,
         DataLakeRolesProps,
         EmrClusterProps,
+        EmrSecurityProps,
     )
     from segment_data_lake.aws import AwsProvider
 
@@ -121,14 +122,15 @@ def test_cluster_options_are_wired():
     AwsProvider(stack, "aws", region="us-east-1")
     account = AwsAccount(stack, "Account")
     props = EmrClusterProps(
-        subnet_id="subnet-0123456789abcdef0", key_name="ops", termination_protection=True,
+        security=EmrSecurityProps(subnet_id="subnet-0123456789abcdef0", in_transit_certificate_s3_uri="s3://certs/emr.zip"),
+        key_name="ops", termination_protection=True,
         additional_master_security_group_ids=["sg-0aaaaaaaaaaaaaaaa"],
         additional_core_task_security_group_ids=["sg-0bbbbbbbbbbbbbbbb", "sg-0cccccccccccccccc"],
-        in_transit_certificate_s3_uri="s3://certs/emr.zip", ebs_volume_size_gb=200, extra_applications=["Livy"],
+        ebs_volume_size_gb=200, extra_applications=["Livy"],
         extra_configurations=[{"Classification": "spark-defaults", "Properties": {"spark.sql.shuffle.partitions": "64"}}],
         task_instance_type="r5.2xlarge", core_instance_count=1, tags={"vendor": "segment", "cost": "lake"},
         bootstrap_actions=[BootstrapAction("hello", "s3://b/hello.sh", ["a"])])
-    bucket = DataLakeBucket.from_bucket_name("cluster-alone-lake")  # its ARN in the stack's partition
+    bucket = DataLakeBucket.from_bucket_name(stack, "Lake", "cluster-alone-lake")  # its ARN in the stack's partition
     roles = DataLakeRoles(stack, "Roles", props=DataLakeRolesProps(external_ids=["ws1"]), bucket=bucket,
                           glue_databases=["web"], account=account)
     # alone, the cluster brings its own security (key, configuration, groups) and grants its key to the roles

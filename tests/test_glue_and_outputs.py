@@ -6,7 +6,7 @@ import pytest
 from cdktf import App, TerraformStack
 from stack_helpers import resources
 
-from segment_data_lake import DataLakeBucket, GlueCatalog, GlueCatalogProps, SegmentSource
+from segment_data_lake import DataLakeBucket, DataLakeRoles, GlueCatalog, GlueCatalogProps, SegmentSource
 
 pytestmark = pytest.mark.constructs
 
@@ -57,12 +57,15 @@ def test_lake_formation_grants_only_what_each_role_uses(synthesized):
 
 def test_lake_formation_readers_may_describe_and_select(synthesized):
     stack = TerraformStack(App(), "readers")
-    analyst = "arn:aws:iam::123456789012:role/analyst"
-    catalog = GlueCatalog(stack, "Glue", bucket=DataLakeBucket.from_bucket_name("lake", partition="aws"), props=GlueCatalogProps(
+    role = DataLakeRoles.from_role_name(stack, "Analyst", "analyst")
+    catalog = GlueCatalog(stack, "Glue", bucket=DataLakeBucket.from_bucket_name(stack, "Lake", "lake"),
+                          props=GlueCatalogProps(
         sources=[SegmentSource(source_id="a1", slug="web")], create_glue_databases=True, lake_formation=True,
-        lake_formation_role_arns=[analyst], register_bucket=False, create_reports_database=False))
+        lake_formation_readers=[role], register_bucket=False, create_reports_database=False))
     synthesized_readers = json.loads(cdktf.Testing.synth(stack))
     grants = list(resources(synthesized_readers, "aws_lakeformation_permissions").values())
+    analyst = grants[0]["principal"]
+    assert analyst.endswith(":role/analyst")
     assert {(g["principal"], tuple(g["permissions"]), "table" in g) for g in grants} == {
         (analyst, ("DESCRIBE",), False), (analyst, ("DESCRIBE", "SELECT"), True)}
     assert {g["database"]["name"] if "database" in g else g["table"]["database_name"] for g in grants} == {

@@ -232,13 +232,13 @@ def test_with_a_schedule_key_the_scheduler_role_may_decrypt_with_it_alone():
     from cdktf import TerraformStack, Testing
     from test_validation import props
 
-    from segment_data_lake import SegmentDataLake
+    from segment_data_lake import EmrSecurity, SegmentDataLake
     from segment_data_lake.aws import AwsProvider
 
     key = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab"
     stack = TerraformStack(Testing.app(), "schedule-key")
     AwsProvider(stack, "aws", region=REGION)
-    SegmentDataLake(stack, "Lake", props=props(schedule_kms_key_arn=key))
+    SegmentDataLake(stack, "Lake", props=props(schedule_kms_key=EmrSecurity.from_key_arn(stack, "ScheduleKey", key)))
     synthesized = json.loads(Testing.synth(stack))
     assert all(s["kms_key_arn"] == key for s in resources(synthesized, "aws_scheduler_schedule").values())
     documents = permissions(synthesized, "SegmentDataLakeSchedulerRole")

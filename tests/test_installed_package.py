@@ -20,7 +20,7 @@ pytestmark = pytest.mark.constructs
 # lake wired to them, and an output of its own.
 CONSUMER_APP = '''
 from cdktf import App, TerraformOutput, TerraformStack
-from segment_data_lake import (DataLakeBucketProps, DataLakeOutputs, DataLakeRolesProps, EmrClusterProps,
+from segment_data_lake import (DataLakeBucketProps, DataLakeOutputs, DataLakeRolesProps, EmrClusterProps, EmrSecurityProps,
                                SegmentDataLake, SegmentDataLakeProps, SegmentSource)
 from segment_data_lake.aws import AwsProvider, DefaultSecurityGroup, FlowLog, Subnet, Vpc
 
@@ -36,7 +36,7 @@ subnet = Subnet(stack, "Private", vpc_id=vpc.id, cidr_block="10.8.1.0/24",
 lake = SegmentDataLake(stack, "Lake", props=SegmentDataLakeProps(
     bucket=DataLakeBucketProps(bucket_name="consumer-segment-lake", create_bucket=True),
     access=DataLakeRolesProps(external_ids=["consumerws01"], name_suffix="-consumer"),
-    cluster=EmrClusterProps(subnet_id=subnet.id),
+    cluster=EmrClusterProps(security=EmrSecurityProps(subnet_id=subnet.id)),
     sources=[SegmentSource(source_id="Cons123456", slug="consumer_web")],
 ))
 DataLakeOutputs(stack, "LakeOutputs", lakes=[lake])
@@ -85,7 +85,8 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_synthesizes_validates_and_scans
     shutil.rmtree(source)  # nothing may reach back into the checkout
     where = _run([str(python), "-c", "import segment_data_lake, segment_lake_contract; print(segment_data_lake.__file__);"
                   "print(segment_lake_contract.__file__)"], tmp_path)
-    assert where.stdout.split() == [str(site / "segment_data_lake" / "__init__.py"), str(site / "segment_lake_contract.py")]
+    assert where.stdout.split() == [str(site / "segment_data_lake" / "__init__.py"),
+                                    str(site / "segment_lake_contract.py")], where.stderr
     # one distribution owns segment_lake: uninstalling the sync app leaves the constructs whole, and the other way
     assert _run([str(python), "-m", "pip", "uninstall", "--quiet", "--yes", "segment-lake"], tmp_path).returncode == 0
     gone = _run([str(python), "-c", "import segment_lake"], tmp_path)

@@ -40,10 +40,10 @@ def test_the_private_subnet_of_the_complete_example_reaches_aws_only_through_its
 
 
 def test_a_public_subnet_has_no_service_access_group_and_still_reaches_everything():
-    from segment_data_lake import EmrClusterProps
+    from segment_data_lake import EmrClusterProps, EmrSecurityProps
 
-    stack = synth_small_lake("public-subnet", cluster_mode="transient",
-                             cluster=EmrClusterProps(subnet_id="subnet-0123456789abcdef0", private_subnet=False))
+    stack = synth_small_lake("public-subnet", cluster_mode="transient", cluster=EmrClusterProps(
+        security=EmrSecurityProps(subnet_id="subnet-0123456789abcdef0", private_subnet=False)))
     names = {group["name"] for group in resources(stack, "aws_security_group").values()}
     assert names == {"segment-data-lake-master", "segment-data-lake-core-task"}
     for cluster in clusters(stack):

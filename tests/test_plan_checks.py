@@ -39,8 +39,9 @@ def subnet(ec2, *, tagged: bool, to_internet: str | None) -> tuple[str, str]:
     return subnet_id, vpc
 
 
-def synth_security(folder: Path, subnet_id: str, private: bool, groups=None) -> Path:
-    """The cluster's security pieces alone (EmrSecurity), synthesized for ``subnet_id`` (and brought ``groups``)."""
+def synth_security(folder: Path, subnet_id: str, private: bool, groups: dict[str, str] | None = None) -> Path:
+    """The cluster's security pieces alone (EmrSecurity), synthesized for ``subnet_id`` (and brought ``groups``: their
+    ids by role)."""
     from cdktf import App, TerraformStack
 
     from segment_data_lake import EmrSecurity, EmrSecurityProps
@@ -49,8 +50,9 @@ def synth_security(folder: Path, subnet_id: str, private: bool, groups=None) -> 
     app = App(outdir=str(folder))
     stack = TerraformStack(app, "security")
     AwsProvider(stack, "aws", region=REGION)
+    brought = EmrSecurity.from_security_group_ids(stack, "Brought", **groups) if groups else None
     EmrSecurity(stack, "Security", props=EmrSecurityProps(subnet_id=subnet_id, private_subnet=private,
-                                                          managed_security_groups=groups))
+                                                          managed_security_groups=brought))
     app.synth()
     return folder / "stacks" / "security"
 
@@ -81,16 +83,14 @@ CASES = {  # name: (subnet tagged, which table routes to the internet, private_s
 }
 
 
-def groups(ec2, vpc: str, tagged: bool):
-    """Three groups of the VPC, brought as the cluster's; the core/task one untagged unless ``tagged``."""
-    from segment_data_lake import EmrManagedSecurityGroups
-
+def groups(ec2, vpc: str, tagged: bool) -> dict[str, str]:
+    """Three groups of the VPC, to bring as the cluster's; the core/task one untagged unless ``tagged``."""
     made = {}
     for role in ("master", "core_task", "service_access"):
         tags = [{"ResourceType": "security-group", "Tags": [EMR_TAG]}] if tagged or role != "core_task" else []
         made[role] = ec2.create_security_group(GroupName=f"emr-{role}", Description=role, VpcId=vpc,
                                                TagSpecifications=tags)["GroupId"]
-    return EmrManagedSecurityGroups(**made)
+    return made
 
 
 def test_the_plan_refuses_a_subnet_emr_cannot_use(tmp_path):

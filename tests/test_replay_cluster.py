@@ -177,9 +177,9 @@ def test_replay_on_emr_refuses_a_lake_without_a_template(aws_endpoint, monkeypat
 
 
 def test_replay_cluster_props_are_checked_at_construction():
-    from segment_data_lake import DataLakeConfigError, EmrClusterProps, ManagedScaling, ReplayClusterProps
+    from segment_data_lake import DataLakeConfigError, EmrClusterProps, EmrSecurityProps, ManagedScaling, ReplayClusterProps
 
-    cluster = EmrClusterProps(subnet_id="subnet-0123456789abcdef0", name="lake one")
+    cluster = EmrClusterProps(security=EmrSecurityProps(subnet_id="subnet-0123456789abcdef0"), name="lake one")
     resolved = ReplayClusterProps().resolved(cluster)
     assert (resolved.name, resolved.core_instance_count, resolved.managed_scaling) == (
         "lake-one-replay", 2, cluster.managed_scaling)

@@ -138,7 +138,7 @@ def test_the_scheduler_may_start_the_lakes_clusters_and_nothing_else(synthesized
 
 
 def test_transient_props_are_checked_at_construction():
-    from segment_data_lake import DataLakeConfigError, EmrClusterProps, ManagedScaling, TransientClusterProps
+    from segment_data_lake import DataLakeConfigError, EmrClusterProps, EmrSecurityProps, ManagedScaling, TransientClusterProps
 
     with pytest.raises(DataLakeConfigError, match="runs on its master node alone, with no task nodes or managed "
                                                   "scaling: set core_instance_count to 1 or more"):
@@ -151,5 +151,5 @@ def test_transient_props_are_checked_at_construction():
     with pytest.raises(DataLakeConfigError, match="cluster_mode"):
         small_lake_props(cluster_mode="serverless")
     with pytest.raises(DataLakeConfigError, match="task_spot_price"):
-        EmrClusterProps(subnet_id="subnet-0123456789abcdef0", task_spot_price="cheap")
+        EmrClusterProps(security=EmrSecurityProps(subnet_id="subnet-0123456789abcdef0"), task_spot_price="cheap")
     assert TransientClusterProps(core_instance_count=2, task_instance_count=4).task_instance_count == 4

@@ -1,4 +1,5 @@
 """Every bad input fails at construction with one line naming the value and the fix."""
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from segment_data_lake import (
     EmrClusterProps,
     EmrSecurityProps,
     GlueCatalogProps,
+    LakeLifecycleProps,
     ManagedScaling,
     ReplayClusterProps,
     SegmentDataLakeProps,
@@ -22,13 +24,22 @@ from segment_data_lake import (
 
 pytestmark = pytest.mark.constructs
 
+
+@dataclass(frozen=True)
+class Brought:
+    """A piece as the props see one: the name and ARN of a RoleRef, or an IamRole; the ARN of a KeyRef, or a KmsKey."""
+
+    arn: str
+    name: str = "brought"
+
 SUBNET = "subnet-0123456789abcdef0"
+SECURITY = EmrSecurityProps(subnet_id=SUBNET)
 
 
 def props(**overrides):
     base = dict(bucket=DataLakeBucketProps(bucket_name="lake-bucket", manage_lifecycle=True),
                 access=DataLakeRolesProps(external_ids=["ws1"]),
-                cluster=EmrClusterProps(subnet_id=SUBNET),
+                cluster=EmrClusterProps(security=SECURITY),
                 sources=[SegmentSource(source_id="abc123", slug="web")])
     base.update(overrides)
     return SegmentDataLakeProps(**base)
@@ -50,32 +61,33 @@ CASES = [
     (lambda: DataLakeBucketProps(bucket_name="192.168.1.10"),
      "invalid S3 bucket name '192.168.1.10': use a name, not an IP address"),
     (lambda: DataLakeBucketProps(bucket_name="xn--lake"), "invalid S3 bucket name 'xn--lake': avoid the prefixes"),
-    (lambda: DataLakeBucketProps(bucket_name="lake-bucket", stage_expiration_days=0),
+    (lambda: LakeLifecycleProps(stage_expiration_days=0),
      "stage_expiration_days is 0: it must be a whole number of at least 1"),
-    (lambda: DataLakeBucketProps(bucket_name="lake-bucket", abort_incomplete_multipart_days=-1),
+    (lambda: LakeLifecycleProps(abort_incomplete_multipart_days=-1),
      "abort_incomplete_multipart_days is -1"),
-    (lambda: DataLakeBucketProps(bucket_name="lake-bucket", kms_key_arn="arn:aws:kms:us-east-1:1:key/x"),
-     "kms_key_arn is set for an existing bucket"),
-    (lambda: EmrClusterProps(subnet_id="subnet-nope"), "invalid subnet id 'subnet-nope'"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, release_label="7.13.0"),
+    (lambda: DataLakeBucketProps(bucket_name="lake-bucket", kms_key=Brought("arn:aws:kms:us-east-1:123456789012:key/abc")),
+     "kms_key is set for an existing bucket"),
+    (lambda: EmrSecurityProps(subnet_id="subnet-nope"), "invalid subnet id 'subnet-nope'"),
+    (lambda: EmrClusterProps(security=SECURITY, release_label="7.13.0"),
      "unknown EMR release label format '7.13.0': use emr-MAJOR.MINOR.PATCH"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, release_label="emr-5.36.0"), "EMR release 'emr-5.36.0' is too old"),
+    (lambda: EmrClusterProps(security=SECURITY, release_label="emr-5.36.0"), "EMR release 'emr-5.36.0' is too old"),
     # no python3.11 before emr-7.1.0
-    (lambda: EmrClusterProps(subnet_id=SUBNET, release_label="emr-6.15.0"), "EMR release 'emr-6.15.0' is too old"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, release_label="emr-7.0.0"), "EMR release 'emr-7.0.0' is too old"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, core_instance_count=0),
+    (lambda: EmrClusterProps(security=SECURITY, release_label="emr-6.15.0"), "EMR release 'emr-6.15.0' is too old"),
+    (lambda: EmrClusterProps(security=SECURITY, release_label="emr-7.0.0"), "EMR release 'emr-7.0.0' is too old"),
+    (lambda: EmrClusterProps(security=SECURITY, core_instance_count=0),
      "core_instance_count is 0: it must be a whole number of at least 1"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, task_instance_count=0), "task_instance_count is 0"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, core_instance_count=3),
+    (lambda: EmrClusterProps(security=SECURITY, task_instance_count=0), "task_instance_count is 0"),
+    (lambda: EmrClusterProps(security=SECURITY, core_instance_count=3),
      "core_instance_count (3) is greater than managed scaling maximum_core_units (2)"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, ebs_volume_size_gb=10),
+    (lambda: EmrClusterProps(security=SECURITY, ebs_volume_size_gb=10),
      "ebs_volume_size_gb is 10: it must be a whole number of at least 15"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, ebs_volume_type="magnetic"), "unknown EBS volume type 'magnetic'"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, master_instance_type="large"), "invalid master instance type 'large'"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, tags={"vendor": "acme"}), "tag vendor='acme' would hide the cluster from Segment"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, extra_applications=["Spark"]), "extra application 'Spark' is always installed"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, extra_configurations=[{"Properties": {}}]), "has no 'Classification'"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, in_transit_certificate_s3_uri="certs.zip"),
+    (lambda: EmrClusterProps(security=SECURITY, ebs_volume_type="magnetic"), "unknown EBS volume type 'magnetic'"),
+    (lambda: EmrClusterProps(security=SECURITY, master_instance_type="large"), "invalid master instance type 'large'"),
+    (lambda: EmrClusterProps(security=SECURITY, tags={"vendor": "acme"}),
+     "tag vendor='acme' would hide the cluster from Segment"),
+    (lambda: EmrClusterProps(security=SECURITY, extra_applications=["Spark"]), "extra application 'Spark' is always installed"),
+    (lambda: EmrClusterProps(security=SECURITY, extra_configurations=[{"Properties": {}}]), "has no 'Classification'"),
+    (lambda: EmrSecurityProps(subnet_id=SUBNET, in_transit_certificate_s3_uri="certs.zip"),
      "invalid in-transit certificate URI 'certs.zip'"),
     (lambda: ManagedScaling(minimum_units=9), "managed scaling minimum_units (9) is greater than maximum_units (8)"),
     (lambda: ManagedScaling(maximum_on_demand_units=10), "maximum_on_demand_units (10) is greater than maximum_units (8)"),
@@ -104,10 +116,10 @@ CASES = [
                             SegmentSource(source_id="a2", slug="ios", glue_database="shared", table_prefix="x_")]),
      "share Glue database 'shared'"),
     (lambda: props(schedule_expression="every 2 hours"), "invalid schedule expression 'every 2 hours'"),
-    (lambda: props(lake_formation=True, lake_formation_role_arns=["SegmentEMRInstanceProfile"]),
-     "invalid lake_formation_role_arns entry 'SegmentEMRInstanceProfile': Lake Formation needs an IAM role ARN"),
-    (lambda: props(lake_formation_role_arns=["arn:aws:iam::123456789012:role/analyst"]),
-     "lake_formation_role_arns is set but lake_formation is False"),
+    (lambda: props(lake_formation=True, lake_formation_readers=[Brought("SegmentEMRInstanceProfile")]),
+     "invalid lake_formation_readers entry 'SegmentEMRInstanceProfile': Lake Formation needs an IAM role ARN"),
+    (lambda: props(lake_formation_readers=[Brought("arn:aws:iam::123456789012:role/analyst")]),
+     "lake_formation_readers is set but lake_formation is False"),
     (lambda: props(lake_formation=True), "lake_formation=True grants on the sources' Glue databases, which must exist "
                                          "first: set create_glue_databases=True"),
     (lambda: props(tags={"aws:owner": "x"}), "invalid tag key 'aws:owner'"),
@@ -118,11 +130,11 @@ CASES = [
      "replay_cluster is set but sync_runner is 'segment'"),
     (lambda: props(replay_cluster=ReplayClusterProps(task_instance_count=0)),
      "replay cluster task_instance_count"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, ebs_iops=1000), "ebs_iops"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, ebs_volume_type="io1"), "ebs_volume_type 'io1' needs ebs_iops"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, ebs_volume_type="gp2", ebs_throughput_mib=250),
+    (lambda: EmrClusterProps(security=SECURITY, ebs_iops=1000), "ebs_iops"),
+    (lambda: EmrClusterProps(security=SECURITY, ebs_volume_type="io1"), "ebs_volume_type 'io1' needs ebs_iops"),
+    (lambda: EmrClusterProps(security=SECURITY, ebs_volume_type="gp2", ebs_throughput_mib=250),
      "ebs_volume_type 'gp2' takes no ebs_iops or ebs_throughput_mib"),
-    (lambda: EmrClusterProps(subnet_id=SUBNET, bootstrap_actions=[BootstrapAction("x", "/opt/x.sh")]),
+    (lambda: EmrClusterProps(security=SECURITY, bootstrap_actions=[BootstrapAction("x", "/opt/x.sh")]),
      "invalid bootstrap action path '/opt/x.sh'"),
     (lambda: EmrSecurityProps(subnet_id="sg-1"), "invalid subnet id 'sg-1'"),
     (lambda: GlueCatalogProps(sources=[SegmentSource(source_id="a1", slug="web")], lake_formation=True),
@@ -154,10 +166,9 @@ def test_extra_lifecycle_rule_ids_are_checked():
     from segment_data_lake.aws import S3BucketLifecycleConfigurationRule
 
     with pytest.raises(DataLakeConfigError, match="extra lifecycle rule id 'segment-stage-expiration' is used by the data lake"):
-        DataLakeBucketProps(bucket_name="lake-bucket", manage_lifecycle=True, extra_lifecycle_rules=[
-            S3BucketLifecycleConfigurationRule(id="segment-stage-expiration", status="Enabled")])
+        LakeLifecycleProps(extra_rules=[S3BucketLifecycleConfigurationRule(id="segment-stage-expiration", status="Enabled")])
     with pytest.raises(DataLakeConfigError, match="give every rule a unique non-empty 'id'"):
-        DataLakeBucketProps(bucket_name="lake-bucket", manage_lifecycle=True, extra_lifecycle_rules=[
+        LakeLifecycleProps(extra_rules=[
             S3BucketLifecycleConfigurationRule(id="a", status="Enabled"),
             S3BucketLifecycleConfigurationRule(id="a", status="Enabled")])
 
@@ -189,7 +200,7 @@ def test_the_constructs_name_databases_and_tables_as_the_sync_does(slug, prefix)
 
 
 def test_the_first_release_with_python_3_11_is_accepted():
-    assert EmrClusterProps(subnet_id=SUBNET, release_label="emr-7.1.0").release_label == "emr-7.1.0"
+    assert EmrClusterProps(security=SECURITY, release_label="emr-7.1.0").release_label == "emr-7.1.0"
 
 
 def test_the_workspace_of_the_syncs_is_one_of_the_external_ids():

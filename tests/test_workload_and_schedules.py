@@ -227,13 +227,13 @@ def test_no_compaction_schedule_when_none_is_asked_for():
 
 
 def test_a_projected_source_asks_its_syncs_and_replays_for_projection():
-    from segment_data_lake.schedule import compact_command, sync_command
     from segment_data_lake.sources import SegmentSource
+    from segment_data_lake.steps import step_command
     from segment_lake.cli import parser
 
     plain, projected = (SegmentSource("9aQ1bC2dE3", "web", partition_projection=flag) for flag in (False, True))
     for command in ("sync", "replay"):
         window = ["--from", "2024-01-01", "--to", "2024-01-02"] if command == "replay" else []
-        assert parser().parse_args(sync_command(projected, "b", "us-east-1", command=command) + window).partition_projection
-        assert not parser().parse_args(sync_command(plain, "b", "us-east-1", command=command) + window).partition_projection
-    assert "--partition-projection" not in compact_command(projected, "b", "us-east-1")  # compaction has no such option
+        assert parser().parse_args(step_command(command, projected, "b", "us-east-1") + window).partition_projection
+        assert not parser().parse_args(step_command(command, plain, "b", "us-east-1") + window).partition_projection
+    assert "--partition-projection" not in step_command("compact", projected, "b", "us-east-1")  # it has no such option

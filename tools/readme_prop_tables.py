@@ -5,7 +5,8 @@ cannot drift.
     python tools/readme_prop_tables.py --check  # exit 1 naming every table that is out of date
 
 A table sits under a marker line ``<!-- props: ClassName -->`` and runs to the next blank line. A table may sit in
-any of the pages; every props class has exactly one table across all of them.
+any of the pages; every props class has exactly one table across all of them, and so has ``BroughtPieces``: every
+``from_*`` of the constructs, what it takes and the reference it makes.
 """
 from __future__ import annotations
 
@@ -48,8 +49,40 @@ def _default(field: dataclasses.Field) -> str:
     return f"`{value!r}`".replace("|", "\\|")
 
 
+class BroughtPieces:
+    """The marker of the table of every ``from_*(scope, id, ...)`` of the constructs."""
+
+
+def _markdown(text: str) -> str:
+    text = re.sub(r"``([^`]+)``", r"`\1`", text).replace("|", "\\|")
+    return re.sub(r":(class|meth):`~?([\w.]+)`", r"`\2`", text)
+
+
+def brought_table() -> list[str]:
+    """Each construct's ``from_*``: its arguments after ``scope, id``, the reference it makes, that reference's
+    attributes (its docstring's ``Attributes:`` or ``Attribute:``), and what it is for (the method's docstring)."""
+    import segment_data_lake
+
+    rows = ["| made by | arguments | reference | attributes | meaning |", "| --- | --- | --- | --- | --- |"]
+    for name in sorted(segment_data_lake.__all__):
+        cls = getattr(segment_data_lake, name)
+        for method in sorted(m for m in vars(cls) if m.startswith("from_")) if isinstance(cls, type) else ():
+            function = getattr(cls, method)
+            signature = inspect.signature(function)
+            arguments = ", ".join(str(p).replace("'", "") for p in list(signature.parameters.values())[2:])
+            arguments = arguments.replace("|", "\\|")
+            made = getattr(segment_data_lake, signature.return_annotation)
+            attributes = " ".join(re.split(r"Attributes?:", inspect.cleandoc(made.__doc__), maxsplit=1)[1].split())
+            meaning = " ".join(inspect.cleandoc(function.__doc__).split())
+            rows.append(f"| `{name}.{method}` | `{arguments}` | `{made.__name__}` | {_markdown(attributes)} | "
+                        f"{_markdown(meaning)} |")
+    return rows
+
+
 def table(cls: type) -> list[str]:
     """The markdown table of ``cls``'s props: every field, its default and its documented meaning."""
+    if cls is BroughtPieces:
+        return brought_table()
     params = documented_params(cls)
     fields = dataclasses.fields(cls)
     undocumented = [f.name for f in fields if f.name not in params]
@@ -57,8 +90,7 @@ def table(cls: type) -> list[str]:
         raise SystemExit(f"{cls.__name__} does not document {', '.join(undocumented)}: add ':param name: ...' lines")
     rows = ["| prop | default | meaning |", "| --- | --- | --- |"]
     for field in fields:
-        meaning = re.sub(r"``([^`]+)``", r"`\1`", params[field.name]).replace("|", "\\|")
-        meaning = re.sub(r":(class|meth):`~?([\w.]+)`", r"`\2`", meaning)
+        meaning = _markdown(params[field.name])
         rows.append(f"| `{field.name}` | {_default(field)} | {meaning} |")
     return rows
 
@@ -82,8 +114,8 @@ def render(text: str, classes: dict[str, type]) -> str:
 def props_classes() -> dict[str, type]:
     import segment_data_lake
 
-    return {name: getattr(segment_data_lake, name) for name in segment_data_lake.__all__
-            if dataclasses.is_dataclass(getattr(segment_data_lake, name))}
+    return {**{name: getattr(segment_data_lake, name) for name in segment_data_lake.__all__
+               if dataclasses.is_dataclass(getattr(segment_data_lake, name))}, "BroughtPieces": BroughtPieces}
 
 
 def pages(repo: Path = REPO) -> list[Path]:

@@ -37,6 +37,7 @@ from .aws import (
     SnsTopicPolicy,
 )
 from .emr import DataLakeCluster
+from .refs import ITopic, TopicRef
 from .replay_cluster import ReplayCluster
 from .sources import SegmentSource, validate_sources
 from .tagging import with_vendor_tag
@@ -65,7 +66,8 @@ def schedule_interval_minutes(expression: str) -> int | None:
 class DataLakeAlertsProps:
     """Props of :class:`DataLakeAlerts`.
 
-    :param topic_arn: an SNS topic of yours to publish to (default: a new one, ``segment-data-lake-alerts``,
+    :param topic: an SNS topic of yours to publish to (:meth:`DataLakeAlerts.from_topic_arn`, or an ``SnsTopic`` of
+        the stack; default: a new one, ``segment-data-lake-alerts``,
         encrypted with a key of its own). A brought topic's policy must let ``events.amazonaws.com`` and
         ``cloudwatch.amazonaws.com`` publish to it (and its key, if it has one, let them use it).
     :param stale_after_intervals: the alarm of a source fires when none of its syncs finished within this many
@@ -75,15 +77,15 @@ class DataLakeAlertsProps:
     :param tags: tags of the topic, its key, the rules and the alarms; ``vendor=segment`` is always added.
     """
 
-    topic_arn: str | None = None
+    topic: ITopic | None = None
     stale_after_intervals: int = 3
     stale_after_minutes: int | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.topic_arn is not None:
-            validation.matches(self.topic_arn, r"arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]{1,256}", "alerts topic_arn",
-                               "use the topic's ARN, arn:aws:sns:<region>:<account>:<name>")
+        if self.topic is not None and (isinstance(self.topic, str) or not hasattr(self.topic, "arn")):
+            validation.fail(f"alerts topic {self.topic!r} is not a topic: pass DataLakeAlerts.from_topic_arn(scope, id, "
+                            f"arn), or an SnsTopic of the stack")
         validation.at_least(self.stale_after_intervals, 1, "stale_after_intervals")
         if self.stale_after_minutes is not None:
             validation.at_least(self.stale_after_minutes, 1, "stale_after_minutes")
@@ -127,7 +129,8 @@ class DataLakeAlerts(Construct):
     would judge the most recent periods that hold a data point, however old, and a source that stopped syncing would
     stay OK for days. A source with no data point at all in the range is missing data, which breaches.
 
-    Attributes: ``topic_arn``, ``topic`` and ``topic_key`` (None when brought), ``topic_policy`` (None when brought),
+    Attributes: ``topic_arn``, ``topic`` and ``topic_key`` (the created ones; None when brought), ``topic_policy``
+    (None when brought),
     ``step_failed_rule``, ``cluster_failed_rule``, ``alarms`` (dict source id to ``CloudwatchMetricAlarm``).
     """
 
@@ -143,14 +146,14 @@ class DataLakeAlerts(Construct):
         tags = with_vendor_tag(props.tags)
         name = f"segment-data-lake{name_suffix}"
         self.topic = self.topic_key = self.topic_policy = None
-        if props.topic_arn is None:
+        if props.topic is None:
             self.topic_key = KmsKey(
                 self, "TopicKey", description=f"Encrypts the alerts of {name}", enable_key_rotation=True,
                 deletion_window_in_days=30, tags=tags,
                 policy=policies.render_json("alerts-key", partition=account.partition,
                                                     account_id=account.account_id))
             self.topic = SnsTopic(self, "Topic", name=f"{name}-alerts", kms_master_key_id=self.topic_key.arn, tags=tags)
-        self.topic_arn = props.topic_arn or self.topic.arn
+        self.topic_arn = (props.topic or self.topic).arn
 
         # each step of the lake ends its name with its source's id; whole names would outgrow an event pattern's
         # 2,048 characters at a dozen sources
@@ -190,6 +193,11 @@ class DataLakeAlerts(Construct):
             self.topic_policy = SnsTopicPolicy(self, "TopicPolicy", arn=self.topic.arn, policy=policies.render_json(
                 "alerts-topic", topic_arn=self.topic.arn, account_id=account.account_id, alarm_arns=alarm_arns,
                 rule_arns=[self.step_failed_rule.arn, self.cluster_failed_rule.arn]))
+
+    @staticmethod
+    def from_topic_arn(scope: Construct, id: str, topic_arn: str) -> TopicRef:
+        """An SNS topic of yours, by ARN (``topic``)."""
+        return TopicRef(scope, id, topic_arn=topic_arn)
 
     def _rule(self, id: str, name: str, description: str, detail_type: str, detail: dict,
               tags: dict[str, str]) -> CloudwatchEventRule:

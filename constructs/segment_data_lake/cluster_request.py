@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from segment_lake_contract import LOGS_PREFIX
+
 from .emr import EmrClusterProps, ManagedScaling, default_configurations, merge_configurations
 from .emr_security import EmrSecurity
 from .iam import DataLakeRoles
@@ -69,7 +71,7 @@ def run_job_flow_request(cluster: EmrClusterProps, size: ClusterSize, identity: 
         groups.append(group("TASK", cluster.task_instance_type, size.task_instance_count, cluster.task_spot_price))
     instances: dict[str, Any] = {
         "InstanceGroups": groups,
-        "Ec2SubnetId": cluster.subnet_id,
+        "Ec2SubnetId": cluster.security.subnet_id,
         "EmrManagedMasterSecurityGroup": identity.master_security_group,
         "EmrManagedSlaveSecurityGroup": identity.core_task_security_group,
         "KeepJobFlowAliveWhenNoSteps": False,
@@ -87,7 +89,7 @@ def run_job_flow_request(cluster: EmrClusterProps, size: ClusterSize, identity: 
         "Name": size.name,
         "ReleaseLabel": cluster.release_label,
         "Applications": [{"Name": app} for app in ("Hadoop", "Hive", "Spark", *cluster.extra_applications)],
-        "LogUri": f"s3://{bucket_name}/logs/",
+        "LogUri": f"s3://{bucket_name}/{LOGS_PREFIX}",
         "Instances": instances,
         "Configurations": merge_configurations(default_configurations(), cluster.extra_configurations),
         "ServiceRole": identity.service_role,

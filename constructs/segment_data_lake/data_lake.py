@@ -15,11 +15,12 @@ from . import validation
 from .account import AwsAccount
 from .alerts import DataLakeAlerts, DataLakeAlertsProps
 from .aws import IamPolicy, IamRolePolicyAttachment, TerraformOutput, TerraformStack
-from .bucket import DataLakeBucket, DataLakeBucketProps, LakeBucketRef
+from .bucket import BucketRef, DataLakeBucket, DataLakeBucketProps
 from .emr import DataLakeCluster, EmrClusterProps
 from .emr_security import EmrSecurity
 from .glue import GlueCatalog, GlueCatalogProps
 from .iam import DataLakeRoles, DataLakeRolesProps, glue_arns, object_arns
+from .refs import IKey, IRole
 from .replay_cluster import ReplayCluster, ReplayClusterProps
 from .s3_destination import SegmentS3Destination, SegmentS3DestinationProps
 from .schedule import DEFAULT_COMPACTION_SCHEDULE, DEFAULT_SCHEDULE, SyncSchedules, SyncSchedulesProps
@@ -37,7 +38,7 @@ class SegmentDataLakeProps:
     """Props of :class:`SegmentDataLake`.
 
     :param bucket: the lake bucket: its props (an existing bucket by default, whose lifecycle rules this module
-        manages; or one it creates), or a bucket brought as it is (``DataLakeBucket.from_bucket_name``).
+        manages; or one it creates), or a bucket brought as it is (:meth:`DataLakeBucket.from_bucket_name`).
     :param access: external ids, vendor principals, role name suffix.
     :param cluster: the EMR cluster (subnet, sizes, scaling, security); with ``cluster_mode="transient"``, what
         every transient cluster is made of.
@@ -60,15 +61,17 @@ class SegmentDataLakeProps:
         vendor role) what it uses: ``DATA_LOCATION_ACCESS`` on the bucket, ``CREATE_TABLE`` and ``DESCRIBE``
         on the lake's databases, ``ALTER`` and ``DESCRIBE`` on their tables (and ``DROP``, the vendor role);
         needs ``create_glue_databases``, and the deploying principal must be a Lake Formation administrator.
-    :param lake_formation_role_arns: IAM role ARNs that read the lake: ``DESCRIBE`` on its databases,
-        ``SELECT`` and ``DESCRIBE`` on their tables.
+    :param lake_formation_readers: roles that read the lake (``IamRole`` or :meth:`DataLakeRoles.from_role_name`):
+        ``DESCRIBE`` on its databases, ``SELECT`` and ``DESCRIBE`` on their tables (Lake Formation's grants only:
+        :meth:`grant_read` gives a role IAM's permissions too).
     :param lake_formation_register_bucket: with ``lake_formation``, register the bucket with Lake Formation;
         False when it is registered already.
-    :param lake_formation_registration_role_arn: the role the bucket is registered with (default: a new one that
+    :param lake_formation_registration_role: the role the bucket is registered with (default: a new one that
         may read and write ``segment-data/`` with the lake's keys: :class:`GlueCatalogProps`).
     :param create_reports_database: with ``lake_formation``, create ``__segment_datalake`` (one per account:
         False for a second lake in the account, or where it exists).
-    :param schedule_kms_key_arn: KMS key encrypting the schedules (AWS-owned key by default).
+    :param schedule_kms_key: KMS key encrypting the schedules (a ``KmsKey`` of the stack, or
+        :meth:`EmrSecurity.from_key_arn`; default: an AWS-owned key).
     :param workspace_id: the Segment workspace whose sources these are, passed to every sync for its
         reports and trusted by the S3 destination role (default: the external id, when ``access`` has
         exactly one; required with several).
@@ -83,7 +86,7 @@ class SegmentDataLakeProps:
     :param tags: tags for every resource; ``vendor=segment`` is always added.
     """
 
-    bucket: DataLakeBucketProps | LakeBucketRef
+    bucket: DataLakeBucketProps | BucketRef
     access: DataLakeRolesProps
     cluster: EmrClusterProps
     sources: Sequence[SegmentSource]
@@ -94,11 +97,11 @@ class SegmentDataLakeProps:
     alerts: DataLakeAlertsProps | None = field(default_factory=DataLakeAlertsProps)
     create_glue_databases: bool = False
     lake_formation: bool = False
-    lake_formation_role_arns: Sequence[str] = ()
+    lake_formation_readers: Sequence[IRole] = ()
     lake_formation_register_bucket: bool = True
-    lake_formation_registration_role_arn: str | None = None
+    lake_formation_registration_role: IRole | None = None
     create_reports_database: bool = True
-    schedule_kms_key_arn: str | None = None
+    schedule_kms_key: IKey | None = None
     workspace_id: str | None = None
     sync_runner: str = "self"
     s3_destination: bool = True
@@ -145,14 +148,14 @@ class SegmentDataLakeProps:
         return SyncSchedulesProps(sources=self.sources, schedule_expression=self.schedule_expression,
                                   compaction_schedule_expression=self.compaction_schedule_expression,
                                   workspace_id=self.workspace, name_suffix=self.access.name_suffix,
-                                  kms_key_arn=self.schedule_kms_key_arn, tags=self.tags)
+                                  kms_key=self.schedule_kms_key, tags=self.tags)
 
     def catalog_props(self) -> GlueCatalogProps:
         return GlueCatalogProps(sources=self.sources, create_glue_databases=self.create_glue_databases,
-                                lake_formation=self.lake_formation, lake_formation_role_arns=self.lake_formation_role_arns,
+                                lake_formation=self.lake_formation, lake_formation_readers=self.lake_formation_readers,
                                 register_bucket=self.lake_formation_register_bucket,
                                 create_reports_database=self.create_reports_database,
-                                registration_role_arn=self.lake_formation_registration_role_arn,
+                                registration_role=self.lake_formation_registration_role,
                                 name_suffix=self.access.name_suffix)
 
 
@@ -172,7 +175,7 @@ class SegmentDataLake(Construct):
         self.props = props
         tags = dict(props.tags)
         self.account = AwsAccount(self, "Account")
-        self.bucket = (props.bucket.in_partition(self.account.partition) if isinstance(props.bucket, LakeBucketRef)
+        self.bucket = (props.bucket if isinstance(props.bucket, BucketRef)
                        else DataLakeBucket(self, "Bucket", props=_with_tags(props.bucket, tags),
                                            partition=self.account.partition))
         databases = list(dict.fromkeys(source.database for source in props.sources))
@@ -182,7 +185,7 @@ class SegmentDataLake(Construct):
         self.s3_destination = None
         if props.s3_destination:
             self.s3_destination = SegmentS3Destination(
-                self, "S3Destination", bucket=self.bucket, account=self.account, props=SegmentS3DestinationProps(
+                self, "S3Destination", bucket=self.bucket, props=SegmentS3DestinationProps(
                     workspace_id=props.workspace, name_suffix=props.access.name_suffix, tags=tags))
         if self.bucket.kms_key_arn:
             self.roles.grant_key_use("BucketKey", self.bucket.kms_key_arn)
@@ -201,9 +204,9 @@ class SegmentDataLake(Construct):
         self.catalog = GlueCatalog(self, "Glue", props=props.catalog_props(), bucket=self.bucket, account=self.account,
                                    key_arns=[self.security.cluster_key_arn, *filter(None, [self.bucket.kms_key_arn])])
         if props.lake_formation:
-            self.catalog.grant_sync(self.roles.emr_instance_role.arn, name="EmrInstanceRole")
+            self.catalog.grant_sync("EmrInstanceRole", self.roles.emr_instance_role)
             if self.roles.vendor_role:
-                self.catalog.grant_sync(self.roles.vendor_role.arn, name="VendorRole", drop_tables=True)
+                self.catalog.grant_sync("VendorRole", self.roles.vendor_role, drop_tables=True)
         self.workload = self.schedules = self.replay_cluster = self.alerts = None
         if props.sync_runner == "self":
             self.workload = WorkloadDelivery(self, "Workload", props=WorkloadDeliveryProps(
@@ -222,34 +225,34 @@ class SegmentDataLake(Construct):
                     schedule_expression=props.schedule_expression, cluster=self.cluster,
                     name_suffix=props.access.name_suffix, replay=self.replay_cluster, account=self.account)
 
-    def grant_read(self, id: str, role) -> IamPolicy:
+    def grant_read(self, id: str, role: IRole) -> IamPolicy:
         """Lets ``role`` read the lake: its tables, discarded values, duplicates' records and sync reports in the
         bucket, and the lake's databases in the Glue catalog (decrypting with the cluster's key and the bucket's; with
         ``lake_formation``, Lake Formation's ``SELECT`` and ``lakeformation:GetDataAccess`` too, so that Athena
-        answers it whether or not it is opted in to Lake Formation). ``role``: an ``IamRole``, or a ``DataAwsIamRole`` for one
-        made elsewhere (anything with ``name`` and ``arn``). Returns the policy attached to it."""
+        answers it whether or not it is opted in to Lake Formation). ``role``: an ``IamRole`` of the stack, or one made
+        elsewhere (:meth:`DataLakeRoles.from_role_name`, a ``DataAwsIamRole``). Returns the policy attached to it."""
         folders = [contract.TABLES_PREFIX, contract.DISCARDS_PREFIX, contract.REPORTS_PREFIX,
                    f"{contract.STATE_PREFIX}*/{contract.DUPLICATES_FOLDER}/"]
         if self.props.lake_formation:
-            self.catalog.grant_read(role.arn, name=id)
+            self.catalog.grant_read(id, role)
         # s3a and EMRFS look up a table's folder as a key (HEAD segment-data/reports) before listing it
         folder_keys = [f"{self.bucket.bucket_arn}/{folder.rstrip('/')}" for folder in folders]
         return self._grant(id, role, "lake-read",
                            read_objects=[*object_arns(self.bucket.bucket_arn, folders), *folder_keys])
 
-    def grant_read_write(self, id: str, role) -> IamPolicy:
+    def grant_read_write(self, id: str, role: IRole) -> IamPolicy:
         """Lets ``role`` read and write what the sync writes (``segment-data/`` and ``segment-stage/``) and change
         the tables and partitions of the lake's databases: what the lake's commands (``segment-lake compact``,
         ``delete-users``, ``state reset``) need when run from outside the cluster (with the cluster's key and the
         bucket's; with ``lake_formation``, the sync's Lake Formation grants). Returns the policy attached to it."""
         folders = [contract.DATA_PREFIX, contract.STAGE_PREFIX]
         if self.props.lake_formation:
-            self.catalog.grant_sync(role.arn, name=id)
+            self.catalog.grant_sync(id, role)
         folder_keys = [f"{self.bucket.bucket_arn}/{folder.rstrip('/')}" for folder in folders]
         return self._grant(id, role, "lake-read-write",
                            write_objects=[*object_arns(self.bucket.bucket_arn, folders), *folder_keys])
 
-    def _grant(self, id: str, role, template: str, **values) -> IamPolicy:
+    def _grant(self, id: str, role: IRole, template: str, **values) -> IamPolicy:
         """The policy of ``template``, with the use of the keys the lake's files are encrypted with (the cluster's,
         with which EMRFS encrypts every file the sync writes, and the bucket's), attached to ``role``. ListBucket is
         on the whole bucket: S3 answers a missing key with 404, which the commands expect, only to a principal that

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from constructs import Construct
+
+from segment_lake_contract import LOGS_PREFIX
 
 from . import validation
 from .account import AwsAccount
@@ -25,7 +27,7 @@ from .aws import (
     TerraformResourceLifecycle,
 )
 from .bucket import LakeBucket
-from .emr_security import EmrManagedSecurityGroups, EmrSecurity, EmrSecurityProps
+from .emr_security import DEFAULT_NAME, EmrSecurity, EmrSecurityProps
 from .iam import DataLakeRoles
 from .scan_marks import mark
 from .tagging import EMR_MANAGED_POLICY_TAG, VENDOR_TAG, with_vendor_tag
@@ -85,11 +87,11 @@ GP3_THROUGHPUT_MIB = 125
 class EmrClusterProps:
     """Props of :class:`DataLakeCluster`.
 
-    :param subnet_id: subnet of the cluster; a private subnet needs a NAT gateway or VPC endpoints for S3,
-        Glue, EMR, STS, KMS and CloudWatch (see ``examples/complete``), and ``AmazonEMRServicePolicy_v2`` needs the
-        subnet tagged ``for-use-with-amazon-emr-managed-policies=true`` (the plan fails without it).
-    :param private_subnet: True (default) for a subnet without a route to an internet gateway, where EMR needs a
-        service-access security group; False for a public subnet, which gets none.
+    :param security: where the cluster runs and what guards it (:class:`EmrSecurityProps`): its subnet (a private
+        subnet needs a NAT gateway or VPC endpoints for S3, Glue, EMR, STS, KMS and CloudWatch, see
+        ``examples/complete``, and every subnet the tag ``for-use-with-amazon-emr-managed-policies=true``), its KMS
+        key, security configuration and EMR-managed security groups, each created unless brought. Its ``name``
+        defaults to the cluster's, and it gets the cluster's tags under its own.
     :param name: cluster name.
     :param release_label: EMR release (Spark 3.5): ``emr-7.1.0`` or newer, the first with Python 3.11.
     :param master_instance_type: instance type of the master node.
@@ -113,16 +115,6 @@ class EmrClusterProps:
     :param termination_protection: protect the cluster from termination. EMR refuses to terminate a protected
         cluster, so ``terraform destroy`` (or a change that replaces the cluster) fails on it: set it to False and
         apply first.
-    :param in_transit_certificate_s3_uri: S3 URI of a zip of PEM certificates; turns on
-        TLS between nodes.
-    :param cluster_kms_key_arn: KMS key encrypting local disks and the cluster's S3 writes
-        (default: a new key with rotation).
-    :param security_configuration_name: an existing EMR security configuration, brought instead of created
-        (default: a new one, IMDSv2 only, encrypting at rest with the cluster's key); needs ``cluster_kms_key_arn``.
-    :param managed_security_groups: existing EMR-managed security groups, brought instead of created (default:
-        new groups with the outbound rules the cluster needs, :class:`EmrSecurityProps`); tagged as the subnet is.
-    :param https_egress_cidr_blocks: where the created groups let the nodes open HTTPS connections to AWS's APIs
-        (default ``0.0.0.0/0``: :class:`EmrSecurityProps`).
     :param extra_applications: applications besides Hadoop, Hive and Spark.
     :param extra_configurations: EMR configuration classifications added to the defaults.
     :param step_concurrency_level: steps that may run at once (1 runs syncs one after another).
@@ -132,9 +124,8 @@ class EmrClusterProps:
     :param tags: tags of the cluster; ``vendor=segment`` is always set and cannot be overridden.
     """
 
-    subnet_id: str
-    private_subnet: bool = True
-    name: str = "segment-data-lake"
+    security: EmrSecurityProps
+    name: str = DEFAULT_NAME
     release_label: str = "emr-7.13.0"
     master_instance_type: str = "m5.xlarge"
     core_instance_type: str = "m5.xlarge"
@@ -151,11 +142,6 @@ class EmrClusterProps:
     additional_master_security_group_ids: Sequence[str] = ()
     additional_core_task_security_group_ids: Sequence[str] = ()
     termination_protection: bool = False
-    in_transit_certificate_s3_uri: str | None = None
-    cluster_kms_key_arn: str | None = None
-    security_configuration_name: str | None = None
-    managed_security_groups: EmrManagedSecurityGroups | None = None
-    https_egress_cidr_blocks: Sequence[str] = ("0.0.0.0/0",)
     extra_applications: Sequence[str] = ()
     extra_configurations: Sequence[Mapping[str, Any]] = ()
     step_concurrency_level: int = 1
@@ -163,7 +149,10 @@ class EmrClusterProps:
     tags: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.security_props()  # validates the subnet, name, key and certificate
+        if not isinstance(self.security, EmrSecurityProps):
+            validation.fail(f"security {self.security!r} is not an EmrSecurityProps: pass "
+                            f"security=EmrSecurityProps(subnet_id=...)")
+        validation.cluster_name(self.name)
         validation.release_label(self.release_label)
         for role in ("master", "core", "task"):
             validation.matches(getattr(self, f"{role}_instance_type"), r"[a-z][a-z0-9-]*\.[a-z0-9]+",
@@ -198,13 +187,8 @@ class EmrClusterProps:
             validation.fail(f"tag vendor={self.tags['vendor']!r} would hide the cluster from Segment: remove the 'vendor' tag")
 
     def security_props(self) -> EmrSecurityProps:
-        """What the cluster's own :class:`EmrSecurity` is made of."""
-        return EmrSecurityProps(subnet_id=self.subnet_id, private_subnet=self.private_subnet, name=self.name,
-                                cluster_kms_key_arn=self.cluster_kms_key_arn,
-                                in_transit_certificate_s3_uri=self.in_transit_certificate_s3_uri,
-                                security_configuration_name=self.security_configuration_name,
-                                managed_security_groups=self.managed_security_groups,
-                                https_egress_cidr_blocks=tuple(self.https_egress_cidr_blocks), tags=self.tags)
+        """``security``, named after the cluster unless it names itself, with the cluster's tags under its own."""
+        return replace(self.security, name=self.security.name or self.name, tags={**self.tags, **self.security.tags})
 
     def ebs(self) -> dict[str, Any]:
         """One EBS volume per node, every attribute EMR reads back written out."""
@@ -283,7 +267,7 @@ class DataLakeCluster(Construct):
             name=props.name,
             release_label=props.release_label,
             applications=["Hadoop", "Hive", "Spark", *props.extra_applications],
-            log_uri=f"s3://{bucket.bucket_name}/logs/",
+            log_uri=f"s3://{bucket.bucket_name}/{LOGS_PREFIX}",
             service_role=roles.emr_service_role.arn,
             security_configuration=security.security_configuration_name,
             termination_protection=props.termination_protection,
@@ -292,7 +276,7 @@ class DataLakeCluster(Construct):
             scale_down_behavior="TERMINATE_AT_TASK_COMPLETION",
             step_concurrency_level=props.step_concurrency_level,
             ec2_attributes=EmrClusterEc2Attributes(
-                subnet_id=props.subnet_id,
+                subnet_id=props.security.subnet_id,
                 instance_profile=roles.emr_instance_profile.arn,
                 emr_managed_master_security_group=security.master_security_group_id,
                 emr_managed_slave_security_group=security.core_task_security_group_id,

@@ -24,7 +24,10 @@ from .aws import (
     VpcSecurityGroupEgressRule,
     VpcSecurityGroupIngressRule,
 )
+from .refs import EmrManagedSecurityGroups, IKey, KeyRef, SecurityConfigurationRef
 from .tagging import EMR_MANAGED_POLICY_TAG, with_vendor_tag
+
+DEFAULT_NAME = "segment-data-lake"
 
 
 def security_configuration_document(cluster_key_arn: str, in_transit_certificate_s3_uri: str | None) -> dict:
@@ -57,41 +60,6 @@ MASTER_TO_SERVICE_ACCESS = 9443
 
 
 @dataclass(frozen=True)
-class EmrManagedSecurityGroups:
-    """Existing EMR-managed security groups, brought instead of created. EMR writes their inbound rules, which
-    reference each other; their outbound rules are yours: HTTPS (443) to the AWS services the nodes call (S3, Glue,
-    STS, KMS, CloudWatch, EMR), all traffic between the master's and the core/task groups, and, in a private subnet,
-    8443 from the service-access group to both and 9443 from the master to it (what the created groups get:
-    docs/constructs.md). Bring distinct groups made for one cluster, in the subnet's VPC, with no ingress from
-    0.0.0.0/0, each tagged ``for-use-with-amazon-emr-managed-policies=true`` (``AmazonEMRServicePolicy_v2`` lets EMR
-    change only groups with that tag).
-
-    :param master: group of the master node.
-    :param core_task: group of the core and task nodes.
-    :param service_access: group through which EMR reaches a cluster in a private subnet (none in a public one).
-    """
-
-    master: str
-    core_task: str
-    service_access: str | None = None
-
-    def __post_init__(self) -> None:
-        groups = self.by_role()
-        for role, group in groups.items():
-            validation.matches(group, r"sg-[0-9a-f]{8,17}", f"{role} security group id",
-                               "use the id of an existing security group, like sg-0123456789abcdef0")
-        if len(set(groups.values())) < len(groups):
-            *first, last = groups.values()
-            validation.fail(f"the EMR-managed security groups {', '.join(first)} and {last} are not "
-                            f"{len(groups)} groups: bring one group for each role")
-
-    def by_role(self) -> dict[str, str]:
-        """Each brought group by its role (no service access in a public subnet)."""
-        roles = {"master": self.master, "core_task": self.core_task, "service_access": self.service_access}
-        return {role: group for role, group in roles.items() if group is not None}
-
-
-@dataclass(frozen=True)
 class EmrSecurityProps:
     """Props of :class:`EmrSecurity`.
 
@@ -101,15 +69,18 @@ class EmrSecurityProps:
     :param private_subnet: True (default) when the subnet has no route to an internet gateway (it reaches AWS
         through a NAT gateway or VPC endpoints): EMR then reaches the cluster through a service-access security
         group, created here. False for a public subnet, where EMR takes no service-access group.
-    :param name: cluster name, the prefix of the security configuration and group names.
-    :param cluster_kms_key_arn: KMS key encrypting local disks and the cluster's S3 writes
-        (default: a new key with rotation).
+    :param name: the prefix of the security configuration's and groups' names (default: the cluster's name, in
+        :class:`EmrClusterProps`; ``segment-data-lake`` alone).
+    :param cluster_key: the KMS key encrypting local disks and the cluster's S3 writes: a ``KmsKey`` of the stack, or
+        :meth:`EmrSecurity.from_key_arn` (default: a new key with rotation).
     :param in_transit_certificate_s3_uri: S3 URI of a zip of PEM certificates; turns on TLS between nodes.
-    :param security_configuration_name: an existing EMR security configuration, brought instead of created
-        (default: a new one, IMDSv2 only, encrypting at rest with the cluster's key). Bring with it
-        ``cluster_kms_key_arn``, the key it encrypts with, which the cluster's roles are granted; it should require
-        IMDSv2 as the created one does (the scan cannot check a configuration that is not in the stack).
-    :param managed_security_groups: existing EMR-managed security groups, brought instead of created (default:
+    :param security_configuration: an existing EMR security configuration
+        (:meth:`EmrSecurity.from_security_configuration_name`), brought instead of created (default: a new one, IMDSv2
+        only, encrypting at rest with the cluster's key). Bring with it ``cluster_key``, the key it encrypts with,
+        which the cluster's roles are granted; it should require IMDSv2 as the created one does (the scan cannot
+        check a configuration that is not in the stack).
+    :param managed_security_groups: existing EMR-managed security groups
+        (:meth:`EmrSecurity.from_security_group_ids`), brought instead of created (default:
         new groups whose outbound rules allow HTTPS to ``https_egress_cidr_blocks`` and traffic within the cluster;
         EMR adds the inbound rules it needs).
     :param https_egress_cidr_blocks: IPv4 CIDR blocks to which the created groups let the nodes open HTTPS
@@ -123,10 +94,10 @@ class EmrSecurityProps:
 
     subnet_id: str
     private_subnet: bool = True
-    name: str = "segment-data-lake"
-    cluster_kms_key_arn: str | None = None
+    name: str | None = None
+    cluster_key: IKey | None = None
     in_transit_certificate_s3_uri: str | None = None
-    security_configuration_name: str | None = None
+    security_configuration: SecurityConfigurationRef | None = None
     managed_security_groups: EmrManagedSecurityGroups | None = None
     https_egress_cidr_blocks: Sequence[str] = ("0.0.0.0/0",)
     tags: Mapping[str, str] = field(default_factory=dict)
@@ -134,15 +105,12 @@ class EmrSecurityProps:
     def __post_init__(self) -> None:
         validation.matches(self.subnet_id, r"subnet-[0-9a-f]{8,17}", "subnet id",
                            "use the id of an existing subnet, like subnet-0123456789abcdef0")
-        validation.matches(self.name, r"[\w .-]{1,256}", "cluster name", "use letters, digits, spaces, '.', '-' or '_'")
-        if self.cluster_kms_key_arn is not None:
-            validation.matches(self.cluster_kms_key_arn, r"arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[\w-]+",
-                               "cluster_kms_key_arn", "use the key's ARN, arn:aws:kms:<region>:<account>:key/<id> (not "
-                               "an alias: IAM grants name keys by ARN)")
+        if self.name is not None:
+            validation.cluster_name(self.name)
         brought = self.managed_security_groups
         if brought is not None and not isinstance(brought, EmrManagedSecurityGroups):
             validation.fail(f"managed_security_groups {brought!r} is not an EmrManagedSecurityGroups: pass "
-                            f"EmrManagedSecurityGroups(master=, core_task=, service_access=)")
+                            f"EmrSecurity.from_security_group_ids(scope, id, master=, core_task=, service_access=)")
         if brought is not None and self.private_subnet and brought.service_access is None:
             validation.fail(f"managed_security_groups has no service_access group, which EMR needs in a private "
                             f"subnet ({self.subnet_id}): bring one, or set private_subnet=False for a public subnet")
@@ -157,12 +125,10 @@ class EmrSecurityProps:
         if self.in_transit_certificate_s3_uri is not None:
             validation.matches(self.in_transit_certificate_s3_uri, r"s3://[^/]+/.+\.zip", "in-transit certificate URI",
                                "use the s3:// URI of a zip holding privateKey.pem and certificateChain.pem")
-        if self.security_configuration_name is not None:
-            name = self.security_configuration_name
-            validation.matches(name, r"[\w.+=@-]{1,256}", "security configuration name",
-                               "use the name of an existing EMR security configuration")
-            if self.cluster_kms_key_arn is None:
-                validation.fail(f"security configuration {name!r} is brought without cluster_kms_key_arn: pass "
+        if self.security_configuration is not None:
+            name = self.security_configuration.name
+            if self.cluster_key is None:
+                validation.fail(f"security configuration {name!r} is brought without cluster_key: pass "
                                 f"the KMS key it encrypts with, so that the cluster's roles may use it")
             if self.in_transit_certificate_s3_uri is not None:
                 validation.fail(f"in_transit_certificate_s3_uri sets TLS in a security configuration this stack "
@@ -197,26 +163,24 @@ class EmrSecurity(Construct):
         super().__init__(scope, id)
         self.props = props
         account = AwsAccount.of(self, account)
-        name, tags, cluster_kms_key_arn = props.name, props.tags, props.cluster_kms_key_arn
+        name, tags = props.name or DEFAULT_NAME, props.tags
         self.cluster_key: KmsKey | None = None
-        if cluster_kms_key_arn is None:
+        if props.cluster_key is None:
             self.cluster_key = KmsKey(
                 self, "ClusterKey", description=f"Encrypts local disks and S3 writes of EMR cluster {name}",
                 enable_key_rotation=True, deletion_window_in_days=30, tags=with_vendor_tag(tags),
                 policy=policies.render_json("cluster-key", partition=account.partition,
                                                     account_id=account.account_id),
             )
-            cluster_kms_key_arn = self.cluster_key.arn
-        self.cluster_key_arn = cluster_kms_key_arn
+        self.cluster_key_arn = (props.cluster_key or self.cluster_key).arn
         self.security_configuration: EmrSecurityConfiguration | None = None
-        self.security_configuration_name = props.security_configuration_name
-        if self.security_configuration_name is None:
+        if props.security_configuration is None:
             self.security_configuration = EmrSecurityConfiguration(
                 self, "SecurityConfiguration", name_prefix=f"{name}-",
-                configuration=json.dumps(security_configuration_document(cluster_kms_key_arn,
+                configuration=json.dumps(security_configuration_document(self.cluster_key_arn,
                                                                          props.in_transit_certificate_s3_uri)),
             )
-            self.security_configuration_name = self.security_configuration.name
+        self.security_configuration_name = (props.security_configuration or self.security_configuration).name
         self.subnet = DataAwsSubnet(self, "Subnet", id=props.subnet_id, lifecycle=_needs_emr_tag(
             "The cluster's subnet", "starts no cluster in it: tag the subnet"))
         self.vpc_id = self.subnet.vpc_id
@@ -243,6 +207,23 @@ class EmrSecurity(Construct):
         self.service_access_security_group_id = (brought.service_access if brought else
                                                  self.service_access_security_group.id
                                                  if self.service_access_security_group else None)
+
+    @staticmethod
+    def from_key_arn(scope: Construct, id: str, key_arn: str) -> KeyRef:
+        """A KMS key of yours, by ARN: the cluster's key (``cluster_key``), or any key a prop takes."""
+        return KeyRef(scope, id, key_arn=key_arn)
+
+    @staticmethod
+    def from_security_configuration_name(scope: Construct, id: str, name: str) -> SecurityConfigurationRef:
+        """An EMR security configuration of yours, by name (``security_configuration``)."""
+        return SecurityConfigurationRef(scope, id, name=name)
+
+    @staticmethod
+    def from_security_group_ids(scope: Construct, id: str, *, master: str, core_task: str,
+                                service_access: str | None = None) -> EmrManagedSecurityGroups:
+        """EMR-managed security groups of yours, by id (``managed_security_groups``): the master node's, the core and
+        task nodes', and, in a private subnet, the service-access group."""
+        return EmrManagedSecurityGroups(scope, id, master=master, core_task=core_task, service_access=service_access)
 
     def _check_brought_tags(self, brought: EmrManagedSecurityGroups) -> None:
         """The plan fails on a brought group without the tag AmazonEMRServicePolicy_v2 needs (its rules, the stack

@@ -22,7 +22,8 @@ from .aws import (
     LakeformationPermissionsTable,
     LakeformationResource,
 )
-from .bucket import LakeBucket, arn_of
+from .bucket import LakeBucket
+from .refs import IRole
 from .sources import SegmentSource, validate_sources
 from .tagging import with_vendor_tag
 
@@ -43,18 +44,19 @@ class GlueCatalogProps:
     :param create_glue_databases: create each source's Glue database here rather than letting the first
         sync create it.
     :param lake_formation: govern the lake with Lake Formation: the roles that run the sync get what it
-        uses (``grant_sync``) and ``lake_formation_role_arns`` read (``grant_read``); needs
+        uses (``grant_sync``) and ``lake_formation_readers`` read (``grant_read``); needs
         ``create_glue_databases`` (a grant needs its database), and the deploying principal must be a Lake
         Formation administrator. In hybrid access mode Lake Formation enforces the grants only for principals
         opted in (``aws_lakeformation_opt_in``); IAM permissions keep working for the others.
-    :param lake_formation_role_arns: IAM role ARNs that read the lake (analysts, Athena): ``DESCRIBE`` on the
+    :param lake_formation_readers: roles that read the lake (analysts, Athena; ``IamRole`` or
+        :meth:`DataLakeRoles.from_role_name`): ``DESCRIBE`` on the
         databases, ``SELECT`` and ``DESCRIBE`` on their tables: Lake Formation grants only, which Athena honours for
         a principal opted in to Lake Formation; one that is not is judged by IAM alone and needs S3, Glue and KMS
         permissions too. :meth:`SegmentDataLake.grant_read` gives a role of the stack both.
     :param register_bucket: with ``lake_formation``, register the lake bucket with Lake Formation (hybrid
-        access mode, so principals that IAM lets read it keep reading it) under ``registration_role_arn``, which the
+        access mode, so principals that IAM lets read it keep reading it) under ``registration_role``, which the
         roles' ``DATA_LOCATION_ACCESS`` grants need. False when the whole bucket is registered already.
-    :param registration_role_arn: the role Lake Formation assumes to read and write the registered bucket for
+    :param registration_role: the role Lake Formation assumes to read and write the registered bucket for
         the principals it vends credentials to (Athena's queries of an opted-in principal, EMR). Default: a new
         role, ``SegmentDataLakeLakeFormationRole<suffix>``, that Lake Formation (and Glue, as Lake Formation's
         documentation asks) may assume, which may read and
@@ -71,26 +73,26 @@ class GlueCatalogProps:
     sources: Sequence[SegmentSource]
     create_glue_databases: bool = False
     lake_formation: bool = False
-    lake_formation_role_arns: Sequence[str] = ()
+    lake_formation_readers: Sequence[IRole] = ()
     register_bucket: bool = True
     create_reports_database: bool = True
-    registration_role_arn: str | None = None
+    registration_role: IRole | None = None
     name_suffix: str = ""
 
     def __post_init__(self) -> None:
         validate_sources(self.sources)
-        validation.role_arns(self.lake_formation_role_arns, "lake_formation_role_arns")
+        validation.role_arns([role.arn for role in self.lake_formation_readers], "lake_formation_readers")
         validation.name_suffix(self.name_suffix)
-        if self.registration_role_arn is not None:
-            validation.role_arns([self.registration_role_arn], "registration_role_arn")
+        if self.registration_role is not None:
+            validation.role_arns([self.registration_role.arn], "registration_role")
             if not (self.lake_formation and self.register_bucket):
-                validation.fail("registration_role_arn is set but this stack registers no bucket with Lake Formation: "
+                validation.fail("registration_role is set but this stack registers no bucket with Lake Formation: "
                                 "remove it, or set lake_formation=True and register_bucket=True")
         if self.lake_formation and not self.create_glue_databases:
             validation.fail("lake_formation=True grants on the sources' Glue databases, which must exist first: "
                             "set create_glue_databases=True")
-        if self.lake_formation_role_arns and not self.lake_formation:
-            validation.fail("lake_formation_role_arns is set but lake_formation is False: set lake_formation=True to grant them")
+        if self.lake_formation_readers and not self.lake_formation:
+            validation.fail("lake_formation_readers is set but lake_formation is False: set lake_formation=True to grant them")
 
 
 class GlueCatalog(Construct):
@@ -110,7 +112,7 @@ class GlueCatalog(Construct):
                  account: AwsAccount | None = None, key_arns: Sequence[str] = ()) -> None:
         super().__init__(scope, id)
         self.props = props
-        self.bucket_arn = bucket_arn = arn_of(bucket, lambda: AwsAccount.of(self, account).partition)
+        self.bucket_arn = bucket_arn = bucket.bucket_arn
         self.database_names = list(dict.fromkeys(source.database for source in props.sources))
         self.databases: dict[str, GlueCatalogDatabase] = {}
         self.grants: list[LakeformationPermissions] = []
@@ -130,17 +132,17 @@ class GlueCatalog(Construct):
             self.databases[REPORTS_DATABASE] = GlueCatalogDatabase(
                 self, "ReportsDatabase", name=REPORTS_DATABASE, description="Segment Data Lakes sync reports")
         if props.register_bucket:
-            role_arn = props.registration_role_arn or self._registration_role(bucket_arn, key_arns)
-            self.location = LakeformationResource(self, "BucketLocation", arn=bucket_arn, role_arn=role_arn,
+            role = props.registration_role or self._registration_role(bucket_arn, key_arns)
+            self.location = LakeformationResource(self, "BucketLocation", arn=bucket_arn, role_arn=role.arn,
                                                   hybrid_access_enabled=True, depends_on=self._registration or None)
-        for index, role_arn in enumerate(props.lake_formation_role_arns):
-            self.grant_read(role_arn, name=f"Reader{index}")
+        for index, role in enumerate(props.lake_formation_readers):
+            self.grant_read(f"Reader{index}", role)
 
     @property
     def sync_prerequisites(self) -> list:
         return [*self._registration, *filter(None, [self.location]), *self.grants]
 
-    def _registration_role(self, bucket_arn: str, key_arns: Sequence[str]) -> str:
+    def _registration_role(self, bucket_arn: str, key_arns: Sequence[str]) -> IamRole:
         """The role Lake Formation registers the bucket with: the lake's files under ``segment-data/``, its keys."""
         tags = with_vendor_tag({})
         suffix = self.props.name_suffix
@@ -155,25 +157,25 @@ class GlueCatalog(Construct):
         self._registration.append(IamRolePolicyAttachment(self, "RegistrationPolicyAttachment",
                                                           role=self.registration_role.name,
                                                           policy_arn=self.registration_policy.arn))
-        return self.registration_role.arn
+        return self.registration_role
 
-    def grant_sync(self, role_arn: str, *, name: str, drop_tables: bool = False) -> None:
-        """Lets ``role_arn`` run the sync under Lake Formation: create tables pointing into the bucket, read and
-        alter them and their partitions, in the sources' databases and the reports' one; with ``drop_tables``,
-        drop them too (Segment's own sync does). ``name`` names the grants (keep it stable: a grant renamed is
-        replaced, and for a moment not held)."""
-        self._require_lake_formation(role_arn, name)
+    def grant_sync(self, id: str, role: IRole, *, drop_tables: bool = False) -> None:
+        """Lets ``role`` run the sync under Lake Formation: create tables pointing into the bucket, read and alter
+        them and their partitions, in the sources' databases and the reports' one; with ``drop_tables``, drop them
+        too (Segment's own sync does). ``id`` names the grants (keep it stable: a grant renamed is replaced, and for
+        a moment not held)."""
+        self._require_lake_formation(id, role.arn)
         self.grants.append(LakeformationPermissions(
-            self, f"{name}-DataLocation", principal=role_arn, permissions=["DATA_LOCATION_ACCESS"],
+            self, f"{id}-DataLocation", principal=role.arn, permissions=["DATA_LOCATION_ACCESS"],
             data_location=LakeformationPermissionsDataLocation(arn=self.bucket_arn),
             depends_on=[self.location] if self.location else None))
         tables = [*SYNC_TABLE_PERMISSIONS, *(["DROP"] if drop_tables else [])]
-        self._grant(name, role_arn, [*self.database_names, REPORTS_DATABASE], SYNC_DATABASE_PERMISSIONS, tables)
+        self._grant(id, role.arn, [*self.database_names, REPORTS_DATABASE], SYNC_DATABASE_PERMISSIONS, tables)
 
-    def grant_read(self, role_arn: str, *, name: str) -> None:
-        """Lets ``role_arn`` see and query every table of the lake's databases; ``name`` names the grants."""
-        self._require_lake_formation(role_arn, name)
-        self._grant(name, role_arn, [*self.database_names, REPORTS_DATABASE], READ_DATABASE_PERMISSIONS,
+    def grant_read(self, id: str, role: IRole) -> None:
+        """Lets ``role`` see and query every table of the lake's databases; ``id`` names the grants."""
+        self._require_lake_formation(id, role.arn)
+        self._grant(id, role.arn, [*self.database_names, REPORTS_DATABASE], READ_DATABASE_PERMISSIONS,
                     READ_TABLE_PERMISSIONS)
 
     def _grant(self, grantee: str, role_arn: str, databases: Sequence[str], on_database: Sequence[str],
@@ -189,7 +191,7 @@ class GlueCatalog(Construct):
                 table=LakeformationPermissionsTable(database_name=database, wildcard=True, catalog_id=catalog_id),
                 depends_on=depends))
 
-    def _require_lake_formation(self, role_arn: str, name: str) -> None:
+    def _require_lake_formation(self, name: str, role_arn: str) -> None:
         if not self.props.lake_formation:
             validation.fail("a Lake Formation grant on a GlueCatalog without lake_formation=True: set it")
         if role_arn in self._principals.values() or name in self._principals:

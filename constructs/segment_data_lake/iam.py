@@ -13,7 +13,8 @@ from segment_lake_contract import APP_PREFIX, DATA_PREFIX, LOGS_PREFIX, RAW_PREF
 from . import validation
 from .account import AwsAccount
 from .aws import IamInstanceProfile, IamPolicy, IamRole, IamRolePolicyAttachment
-from .bucket import LakeBucket, arn_of
+from .bucket import LakeBucket
+from .refs import IInstanceProfile, InstanceProfileRef, IRole, RoleRef
 from .tagging import with_vendor_tag
 
 # The principals Segment's Data Lakes assume the vendor role as, by the region of the Segment workspace, as Segment's
@@ -41,13 +42,14 @@ class DataLakeRolesProps:
     :param name_suffix: appended to every role and policy name, e.g. ``-prod``.
     :param vendor_role: create the role Segment assumes to run syncs (only where Segment runs them:
         :class:`SegmentDataLake` sets it from ``sync_runner``).
-    :param emr_service_role_name: bring the EMR service role (a role of this account, without a path, with
-        ``AmazonEMRServicePolicy_v2`` attached): none is created, and the lake's policy passing the nodes' role to
-        EC2 is attached to it. Default: created.
-    :param emr_instance_role_name: bring the role of the EMR nodes: none is created, and the nodes' policy is
-        attached to it. Default: created.
-    :param emr_instance_profile_name: bring the instance profile of the EMR nodes, which must hold
-        ``emr_instance_role_name``. Default: created (for the brought role, if one is).
+    :param emr_service_role: bring the EMR service role (:meth:`DataLakeRoles.from_role_name`, or an ``IamRole`` of
+        the stack), with ``AmazonEMRServicePolicy_v2`` attached: none is created, and the lake's policy passing the
+        nodes' role to EC2 is attached to it. Default: created.
+    :param emr_instance_role: bring the role of the EMR nodes (the same way): none is created, and the nodes' policy
+        is attached to it. Default: created.
+    :param emr_instance_profile: bring the instance profile of the EMR nodes
+        (:meth:`DataLakeRoles.from_instance_profile_name`), which must hold ``emr_instance_role``. Default: created
+        (for the brought role, if one is).
     :param tags: tags for every role; ``vendor=segment`` is always added.
     """
 
@@ -56,9 +58,9 @@ class DataLakeRolesProps:
     vendor_principals: Sequence[str] | None = None
     name_suffix: str = ""
     vendor_role: bool = False
-    emr_service_role_name: str | None = None
-    emr_instance_role_name: str | None = None
-    emr_instance_profile_name: str | None = None
+    emr_service_role: IRole | None = None
+    emr_instance_role: IRole | None = None
+    emr_instance_profile: IInstanceProfile | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -74,26 +76,14 @@ class DataLakeRolesProps:
             validation.principal_arns(self.vendor_principals, "vendor_principals")
         validation.name_suffix(self.name_suffix)
         validation.tags(self.tags)
-        for name, value in (("emr_service_role_name", self.emr_service_role_name),
-                            ("emr_instance_role_name", self.emr_instance_role_name),
-                            ("emr_instance_profile_name", self.emr_instance_profile_name)):
-            if value is not None:
-                validation.iam_name(value, name)
-        if self.emr_instance_profile_name and not self.emr_instance_role_name:
-            validation.fail(f"emr_instance_profile_name {self.emr_instance_profile_name!r} is brought without its role: "
-                            f"set emr_instance_role_name to the role the profile holds")
-
-
-@dataclass(frozen=True)
-class ExistingIamResource:
-    """A role or an instance profile made outside this module: all the lake needs of it.
-
-    :param name: its name.
-    :param arn: its ARN.
-    """
-
-    name: str
-    arn: str
+        for name in ("emr_service_role", "emr_instance_role", "emr_instance_profile"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, str) or not hasattr(value, "arn")):
+                validation.fail(f"{name} {value!r} is not a role: pass DataLakeRoles.from_role_name(scope, id, name) "
+                                f"(from_instance_profile_name for a profile), or an IamRole of the stack")
+        if self.emr_instance_profile and not self.emr_instance_role:
+            validation.fail(f"emr_instance_profile {self.emr_instance_profile.name!r} is brought without its role: "
+                            f"set emr_instance_role to the role the profile holds")
 
 
 def object_arns(bucket_arn: str, prefixes: Sequence[str]) -> list[str]:
@@ -115,8 +105,8 @@ class DataLakeRoles(Construct):
     ``logs/``; Glue only in ``glue_databases`` and the sync reports' database (and read ``default``, which
     Spark's and Hive's metastore client looks up). Managed scaling needs no autoscaling role.
 
-    Attributes: ``emr_service_role``, ``emr_instance_role``, ``emr_instance_profile`` (each created, or an
-    :class:`ExistingIamResource` when brought), ``vendor_role`` (or ``None``), their ``*_policy``, ``databases``
+    Attributes: ``emr_service_role``, ``emr_instance_role``, ``emr_instance_profile`` (each created, or the one
+    brought), ``vendor_role`` (or ``None``), their ``*_policy``, ``databases``
     (those the roles may change), and ``attachments`` (every policy attachment: a cluster must wait for them, or it
     starts without its permissions). :meth:`grant_key_use` lets the nodes and the vendor read and write with a KMS
     key.
@@ -127,27 +117,27 @@ class DataLakeRoles(Construct):
         super().__init__(scope, id)
         self.props = props
         self.account = AwsAccount.of(self, account)
-        bucket_arn = arn_of(bucket, lambda: self.account.partition)
+        bucket_arn = bucket.bucket_arn
         arn_parts = self.account.arn_parts
         self.databases = list(dict.fromkeys([*glue_databases, REPORTS_DATABASE]))
         self._tags = with_vendor_tag(props.tags)
         self.attachments: list[IamRolePolicyAttachment] = []
 
-        self.emr_service_role = (self._existing("role", props.emr_service_role_name) if props.emr_service_role_name
-                                 else self._role("EmrServiceRole", "SegmentEMRServiceRole", "emr-service-trust",
+        self.emr_service_role = (props.emr_service_role
+                                 or self._role("EmrServiceRole", "SegmentEMRServiceRole", "emr-service-trust",
                                                  arn_parts, "Used by Amazon EMR to run the data lake cluster"))
-        if not props.emr_service_role_name:  # a brought one has it (a shared role's policy is not this stack's to detach)
+        if not props.emr_service_role:  # a brought one has it (a shared role's policy is not this stack's to detach)
             self.attachments.append(IamRolePolicyAttachment(
                 self, "EmrServiceManagedPolicy", role=self.emr_service_role.name,
                 policy_arn=f"arn:{self.account.partition}:iam::aws:policy/service-role/AmazonEMRServicePolicy_v2",
             ))
 
-        self.emr_instance_role = (self._existing("role", props.emr_instance_role_name) if props.emr_instance_role_name
-                                  else self._role("EmrInstanceRole", "SegmentEMRInstanceProfileRole",
+        self.emr_instance_role = (props.emr_instance_role
+                                  or self._role("EmrInstanceRole", "SegmentEMRInstanceProfileRole",
                                                   "emr-instance-trust", {}, "Assumed by the data lake cluster's nodes"))
         self.emr_instance_profile = (
-            self._existing("instance-profile", props.emr_instance_profile_name) if props.emr_instance_profile_name
-            else IamInstanceProfile(self, "EmrInstanceProfile", name=f"SegmentEMRInstanceProfile{props.name_suffix}",
+            props.emr_instance_profile
+            or IamInstanceProfile(self, "EmrInstanceProfile", name=f"SegmentEMRInstanceProfile{props.name_suffix}",
                                     role=self.emr_instance_role.name, tags=self._tags))
         self.emr_instance_policy = self._attach(
             self.emr_instance_role, "EmrInstancePolicy", "SegmentEMRInstanceProfilePolicy", "emr-instance-permissions",
@@ -182,6 +172,17 @@ class DataLakeRoles(Construct):
         """The roles a cluster is started with, for a policy's PassRole statements: each may go to its service only."""
         return {"service_role_arn": self.emr_service_role.arn, "instance_role_arn": self.emr_instance_role.arn}
 
+    @staticmethod
+    def from_role_name(scope: Construct, id: str, role_name: str) -> RoleRef:
+        """A role of this account, without a path, by name: ``emr_service_role`` or ``emr_instance_role``, or a
+        grantee of ``grant_*``."""
+        return RoleRef(scope, id, role_name=role_name)
+
+    @staticmethod
+    def from_instance_profile_name(scope: Construct, id: str, instance_profile_name: str) -> InstanceProfileRef:
+        """An instance profile of this account, without a path, by name (``emr_instance_profile``)."""
+        return InstanceProfileRef(scope, id, instance_profile_name=instance_profile_name)
+
     def grant_key_use(self, id: str, key_arn: str) -> IamPolicy:
         """Lets the nodes and the vendor role decrypt and generate data keys with ``key_arn`` (the
         cluster's key, or the bucket's default key): without it they cannot read or write the lake."""
@@ -192,9 +193,6 @@ class DataLakeRoles(Construct):
                 self.attachments.append(IamRolePolicyAttachment(self, f"{id}-{role_id}", role=role.name,
                                                                 policy_arn=policy.arn))
         return policy
-
-    def _existing(self, kind: str, name: str) -> ExistingIamResource:
-        return ExistingIamResource(name, f"arn:{self.account.partition}:iam::{self.account.account_id}:{kind}/{name}")
 
     def _role(self, id: str, name: str, trust: str, values: dict, description: str) -> IamRole:
         return IamRole(self, id, name=f"{name}{self.props.name_suffix}", description=description,

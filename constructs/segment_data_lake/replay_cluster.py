@@ -20,18 +20,15 @@ import segment_lake_contract as contract
 from . import validation
 from .account import AwsAccount
 from .aws import IamPolicy, S3Object
-from .bucket import LakeBucket, arn_of
+from .bucket import LakeBucket
 from .cluster_request import ClusterIdentity, ClusterSize, run_job_flow_request
 from .emr import DataLakeCluster, EmrClusterProps, ManagedScaling
 from .iam import DataLakeRoles
-from .schedule import sync_command
 from .sources import SegmentSource, validate_sources
+from .steps import step, step_command
 from .tagging import with_vendor_tag
 from .transient_clusters import TransientClusters
 from .workload import WorkloadDelivery
-
-# A scheduled sync of the same source may hold the lock when the replay starts: the step waits for it.
-REPLAY_LOCK_WAIT_MINUTES = 180
 
 
 @dataclass(frozen=True)
@@ -96,18 +93,15 @@ class ReplayCluster(Construct):
         super().__init__(scope, id)
         validate_sources(sources)
         account = AwsAccount.of(self, account)
-        bucket_name, bucket_arn = bucket.bucket_name, arn_of(bucket, lambda: account.partition)
+        bucket_name, bucket_arn = bucket.bucket_name, bucket.bucket_arn
         self.props = props = props.resolved(cluster.props)
         steps = {}
         for source in sources:
-            command = sync_command(source, bucket_name, account.region, workspace_id, command="replay")
-            steps[source.source_id] = (source.slug, {
-                # replay-on-emr names the step again, with its window
-                "Name": contract.step_name("replay", source.slug, source.source_id),
-                # the cluster exists for this step only
-                "ActionOnFailure": "TERMINATE_CLUSTER",
-                "HadoopJarStep": {"Jar": workload.step_jar, "Args": workload.step_args(
-                    [*command, "--wait-for-lock", str(REPLAY_LOCK_WAIT_MINUTES)])}})
+            # replay-on-emr names the step again, with its window; the cluster exists for this step only
+            steps[source.source_id] = (source.slug, step(
+                "replay", source, workload.step_jar, workload.step_args(
+                    step_command("replay", source, bucket_name, account.region, workspace_id)),
+                action_on_failure="TERMINATE_CLUSTER"))
         size = ClusterSize(props.name, props.core_instance_count, props.task_instance_count, props.managed_scaling,
                            role="replay")
         request = run_job_flow_request(cluster.props, size, ClusterIdentity.of(roles, cluster.security), bucket_name)

@@ -9,9 +9,8 @@ from constructs import Construct
 import segment_data_lake_policies as policies
 
 from . import validation
-from .account import AwsAccount
 from .aws import IamPolicy, IamRole, IamRolePolicyAttachment
-from .bucket import LakeBucket, arn_of
+from .bucket import LakeBucket
 from .tagging import with_vendor_tag
 
 SEGMENT_S3_INTEGRATION_ROLE = "arn:aws:iam::595280932656:role/segment-s3-integration-production-access"
@@ -49,11 +48,10 @@ class SegmentS3Destination(Construct):
     Attributes: ``role``, ``role_arn``, ``policy``.
     """
 
-    def __init__(self, scope: Construct, id: str, *, props: SegmentS3DestinationProps, bucket: LakeBucket,
-                 account: AwsAccount | None = None) -> None:
+    def __init__(self, scope: Construct, id: str, *, props: SegmentS3DestinationProps, bucket: LakeBucket) -> None:
         super().__init__(scope, id)
         self.props = props
-        bucket_arn = arn_of(bucket, lambda: AwsAccount.of(self, account).partition)
+        bucket_arn = bucket.bucket_arn
         self._tags = tags = with_vendor_tag(props.tags)
         self.role = IamRole(
             self, "Role", name=f"SegmentS3DestinationRole{props.name_suffix}",

@@ -11,7 +11,6 @@ from typing import Any
 from constructs import Construct
 
 import segment_data_lake_policies as policies
-import segment_lake_contract as contract
 
 from . import validation
 from .account import AwsAccount
@@ -28,8 +27,10 @@ from .aws import (
 )
 from .bucket import LakeBucket
 from .emr import DataLakeCluster
+from .refs import IKey
 from .scan_marks import mark
 from .sources import SegmentSource, validate_sources
+from .steps import step, step_command
 from .tagging import with_vendor_tag
 from .transient_clusters import TransientClusters
 from .workload import WorkloadDelivery
@@ -37,40 +38,6 @@ from .workload import WorkloadDelivery
 DEFAULT_SCHEDULE = "rate(2 hours)"
 # 03:15 UTC every day: compact merges the partitions that ended a day before (its --older-than, 24 hours)
 DEFAULT_COMPACTION_SCHEDULE = "cron(15 3 * * ? *)"
-# a compaction's cluster may start while a sync of the same source runs: its step waits for the sync's lock
-COMPACTION_LOCK_WAIT_MINUTES = 120
-
-
-def sync_command(source: SegmentSource, bucket_name: str, region: str, workspace_id: str | None = None,
-                 command: str = "sync") -> list[str]:
-    """The ``segment-lake`` command of one sync of ``source`` (or of a ``replay``, which takes the same
-    options); ``workspace_id`` goes into its reports."""
-    args = [command, "--source-id", source.source_id, "--source-slug", source.slug,
-            "--input", f"s3://{bucket_name}/segment-logs/{source.source_id}/", *_lake_and_naming(source, bucket_name, region)]
-    if workspace_id:
-        args += ["--workspace-id", workspace_id]
-    return args + ["--partition-projection"] if source.partition_projection else args
-
-
-def compact_command(source: SegmentSource, bucket_name: str, region: str) -> list[str]:
-    """The ``segment-lake compact`` command of ``source``: the naming options its syncs use."""
-    return ["compact", "--source-id", source.source_id, "--source-slug", source.slug,
-            *_lake_and_naming(source, bucket_name, region), "--wait-for-lock", str(COMPACTION_LOCK_WAIT_MINUTES)]
-
-
-def _lake_and_naming(source: SegmentSource, bucket_name: str, region: str) -> list[str]:
-    args = ["--lake", f"s3://{bucket_name}/", "--glue-database", source.database,
-            "--date-partition", source.date_partition, "--catalog", "glue", "--aws-region", region]
-    return args + ["--table-prefix", source.table_prefix] if source.table_prefix else args
-
-
-def step(command: str, source: SegmentSource, jar: str, args: Sequence[str]) -> dict[str, Any]:
-    """One step of the lake (EMR API field names). A failed one is retried by the next tick; the cluster goes on
-    with the other sources' steps."""
-    return {"Name": contract.step_name(command, source.slug, source.source_id), "ActionOnFailure": "CONTINUE",
-            "HadoopJarStep": {"Jar": jar, "Args": list(args)}}
-
-
 @dataclass(frozen=True)
 class SyncSchedulesProps:
     """Props of :class:`SyncSchedules`.
@@ -81,7 +48,8 @@ class SyncSchedulesProps:
         by default), in the same cluster mode as the syncs; None: no scheduled compaction.
     :param workspace_id: the Segment workspace, passed to every sync, which copies it into its reports.
     :param name_suffix: appended to the role, policy and schedule names, e.g. ``-prod``.
-    :param kms_key_arn: KMS key encrypting the schedules (AWS-owned key by default).
+    :param kms_key: KMS key encrypting the schedules (a ``KmsKey`` of the stack, or :meth:`EmrSecurity.from_key_arn`;
+        default: an AWS-owned key).
     :param tags: tags of the role and policy; ``vendor=segment`` is always added.
     """
 
@@ -90,7 +58,7 @@ class SyncSchedulesProps:
     compaction_schedule_expression: str | None = DEFAULT_COMPACTION_SCHEDULE
     workspace_id: str | None = None
     name_suffix: str = ""
-    kms_key_arn: str | None = None
+    kms_key: IKey | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -146,9 +114,9 @@ class SyncSchedules(Construct):
                                                **cluster.pass_role_values)
         else:
             document = policies.render("scheduler-permissions", cluster_arn=cluster.cluster_arn)
-        if props.kms_key_arn:  # Scheduler decrypts a schedule's target with its key, as the role
+        if props.kms_key:  # Scheduler decrypts a schedule's target with its key, as the role
             document["Statement"].append({"Sid": "DecryptTheSchedulesWithTheirKey", "Effect": "Allow",
-                                          "Action": "kms:Decrypt", "Resource": props.kms_key_arn})
+                                          "Action": "kms:Decrypt", "Resource": props.kms_key.arn})
         self.policy = IamPolicy(self, "Policy", name=f"SegmentDataLakeSchedulerPolicy{name_suffix}",
                                 policy=json.dumps(document, indent=2), tags=role_tags)
         self._attachment = IamRolePolicyAttachment(self, "PolicyAttachment", role=self.role.name,
@@ -158,10 +126,8 @@ class SyncSchedules(Construct):
                                           *filter(None, [getattr(bucket, "policy", None)]), *after]))
 
         def steps(command: str) -> list[dict[str, Any]]:
-            # a scheduled sync that finds the source's previous one still running leaves the work to the next tick
             return [step(command, source, workload.step_jar, workload.step_args(
-                [*sync_command(source, bucket.bucket_name, account.region, props.workspace_id), "--if-busy", "skip"]
-                if command == "sync" else compact_command(source, bucket.bucket_name, account.region)))
+                step_command(command, source, bucket.bucket_name, account.region, props.workspace_id)))
                 for source in props.sources]
 
         self.schedules: dict[str, SchedulerSchedule] = {}
@@ -191,7 +157,7 @@ class SyncSchedules(Construct):
             self, id, name=name[:64], description=description, group_name=self.group.name,
             schedule_expression=expression,
             flexible_time_window=SchedulerScheduleFlexibleTimeWindow(mode="OFF"),
-            kms_key_arn=self.props.kms_key_arn,
+            kms_key_arn=self.props.kms_key.arn if self.props.kms_key else None,
             target=SchedulerScheduleTarget(
                 arn=f"arn:{partition}:scheduler:::aws-sdk:emr:{api}", role_arn=self.role.arn,
                 input=json.dumps(request),

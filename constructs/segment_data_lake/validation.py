@@ -111,6 +111,10 @@ def cidr_block(block: str, what: str) -> str:
     return block
 
 
+def cluster_name(name: str) -> str:
+    return matches(name, r"[\w .-]{1,256}", "cluster name", "use letters, digits, spaces, '.', '-' or '_'")
+
+
 def iam_name(name: str, what: str) -> str:
     """A role's or instance profile's name, without a path."""
     return matches(name, r"[\w+=,.@-]{1,64}", what, "use the name (up to 64 letters, digits or +=,.@-_), not an ARN or a path")

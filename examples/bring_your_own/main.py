@@ -9,12 +9,15 @@ from cdktf import App, LocalBackend, TerraformStack
 from constructs import Construct
 
 from segment_data_lake import (
+    DataLakeAlerts,
     DataLakeAlertsProps,
     DataLakeBucket,
     DataLakeOutputs,
+    DataLakeRoles,
     DataLakeRolesProps,
     EmrClusterProps,
-    EmrManagedSecurityGroups,
+    EmrSecurity,
+    EmrSecurityProps,
     SegmentDataLake,
     SegmentDataLakeProps,
     SegmentSource,
@@ -39,21 +42,28 @@ class BringYourOwnStack(TerraformStack):
         # state next to cdktf.json, by a relative path (terraform runs in cdktf.out/stacks/<stack>/)
         LocalBackend(self, path=f"../../../terraform.{id}.tfstate")
         account_id = DataAwsCallerIdentity(self, "Caller").account_id
+        # every brought piece in one shape: a from_* of the construct that would otherwise create it
         self.lake = SegmentDataLake(self, "Lake", props=SegmentDataLakeProps(
-            bucket=DataLakeBucket.from_bucket_name("acme-platform-data-lake"),
-            access=DataLakeRolesProps(external_ids=["acmeworkspace123"], name_suffix="-platform",
-                                      emr_service_role_name="platform-emr-service",
-                                      emr_instance_role_name="platform-emr-nodes",
-                                      emr_instance_profile_name="platform-emr-nodes"),
-            cluster=EmrClusterProps(
-                subnet_id="subnet-0a1b2c3d4e5f60718", security_configuration_name="platform-emr-encrypted",
-                cluster_kms_key_arn=f"arn:aws:kms:us-west-2:{account_id}:key/8d3f1c2a-5b6e-4f70-9a81-2c3d4e5f6a7b",
-                managed_security_groups=EmrManagedSecurityGroups(master="sg-0a1b2c3d4e5f60001",
-                                                                 core_task="sg-0a1b2c3d4e5f60002",
-                                                                 service_access="sg-0a1b2c3d4e5f60003")),
+            bucket=DataLakeBucket.from_bucket_name(self, "PlatformBucket", "acme-platform-data-lake"),
+            access=DataLakeRolesProps(
+                external_ids=["acmeworkspace123"], name_suffix="-platform",
+                emr_service_role=DataLakeRoles.from_role_name(self, "PlatformEmrService", "platform-emr-service"),
+                emr_instance_role=DataLakeRoles.from_role_name(self, "PlatformEmrNodes", "platform-emr-nodes"),
+                emr_instance_profile=DataLakeRoles.from_instance_profile_name(self, "PlatformEmrNodesProfile",
+                                                                              "platform-emr-nodes")),
+            cluster=EmrClusterProps(security=EmrSecurityProps(
+                subnet_id="subnet-0a1b2c3d4e5f60718",
+                security_configuration=EmrSecurity.from_security_configuration_name(
+                    self, "PlatformSecurityConfiguration", "platform-emr-encrypted"),
+                cluster_key=EmrSecurity.from_key_arn(
+                    self, "PlatformEmrKey", f"arn:aws:kms:us-west-2:{account_id}:key/8d3f1c2a-5b6e-4f70-9a81-2c3d4e5f6a7b"),
+                managed_security_groups=EmrSecurity.from_security_group_ids(
+                    self, "PlatformEmrGroups", master="sg-0a1b2c3d4e5f60001", core_task="sg-0a1b2c3d4e5f60002",
+                    service_access="sg-0a1b2c3d4e5f60003"))),
             sources=[SegmentSource(source_id="Kq8dV1bX2c", slug="acme_web")],
             # the platform's on-call topic (its policy lets EventBridge and CloudWatch publish)
-            alerts=DataLakeAlertsProps(topic_arn=f"arn:aws:sns:us-west-2:{account_id}:platform-oncall"),
+            alerts=DataLakeAlertsProps(topic=DataLakeAlerts.from_topic_arn(
+                self, "PlatformOncall", f"arn:aws:sns:us-west-2:{account_id}:platform-oncall")),
         ))
         DataLakeOutputs(self, "Outputs", lakes=[self.lake])
         # the analysts' role reads the lake (Athena, Spark); the data team's runs compact and delete-users from outside

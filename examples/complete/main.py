@@ -8,6 +8,8 @@ from segment_data_lake import (
     DataLakeOutputs,
     DataLakeRolesProps,
     EmrClusterProps,
+    EmrSecurityProps,
+    LakeLifecycleProps,
     ManagedScaling,
     ReplayClusterProps,
     SegmentDataLake,
@@ -97,12 +99,13 @@ class CompleteStack(TerraformStack):
         self.network = PrivateNetwork(self, "Network")
         account_id = DataAwsCallerIdentity(self, "Caller").account_id
         self.lake = SegmentDataLake(self, "Lake", props=SegmentDataLakeProps(
-            bucket=DataLakeBucketProps(bucket_name=bucket_name, create_bucket=True, stage_expiration_days=7,
+            bucket=DataLakeBucketProps(bucket_name=bucket_name, create_bucket=True,
+                                       lifecycle=LakeLifecycleProps(stage_expiration_days=7),
                                        extra_policy_statements=flow_log_delivery(bucket_name, account_id)),
             access=DataLakeRolesProps(external_ids=["acmeworkspace123", "acmestaging456"], name_suffix="-complete"),
             workspace_id="acmeworkspace123",
             cluster=EmrClusterProps(
-                subnet_id=self.network.subnet.id,
+                security=EmrSecurityProps(subnet_id=self.network.subnet.id),
                 name="segment-data-lake-complete",
                 core_instance_type="m5.2xlarge",
                 task_instance_type="m5.2xlarge",

@@ -7,6 +7,7 @@ from segment_data_lake import (
     DataLakeOutputs,
     DataLakeRolesProps,
     EmrClusterProps,
+    EmrSecurityProps,
     SegmentDataLake,
     SegmentDataLakeProps,
     SegmentSource,
@@ -25,7 +26,7 @@ class ExistingBucketStack(TerraformStack):
         self.lake = SegmentDataLake(self, "Lake", props=SegmentDataLakeProps(
             bucket=DataLakeBucketProps(bucket_name="acme-segment-data-lake", manage_lifecycle=True),
             access=DataLakeRolesProps(external_ids=["acmeworkspace123"], name_suffix="-prod"),
-            cluster=EmrClusterProps(subnet_id="subnet-0a1b2c3d4e5f60718"),
+            cluster=EmrClusterProps(security=EmrSecurityProps(subnet_id="subnet-0a1b2c3d4e5f60718")),
             sources=[SegmentSource(source_id="Kq8dV1bX2c", slug="acme_web")],
             tags={"team": "data"},
         ))

@@ -7,6 +7,7 @@ from segment_data_lake import (
     DataLakeOutputs,
     DataLakeRolesProps,
     EmrClusterProps,
+    EmrSecurityProps,
     SegmentDataLake,
     SegmentDataLakeProps,
     SegmentSource,
@@ -25,7 +26,7 @@ class SharedDatabaseStack(TerraformStack):
         self.lake = SegmentDataLake(self, "Lake", props=SegmentDataLakeProps(
             bucket=DataLakeBucketProps(bucket_name="acme-segment-lake-eu", manage_lifecycle=True),
             access=DataLakeRolesProps(external_ids=["acmeworkspace123"]),
-            cluster=EmrClusterProps(subnet_id="subnet-0f1e2d3c4b5a69788"),
+            cluster=EmrClusterProps(security=EmrSecurityProps(subnet_id="subnet-0f1e2d3c4b5a69788")),
             sources=[
                 SegmentSource(source_id="Web1234567", slug="acme-web", glue_database="acme", table_prefix="web_"),
                 SegmentSource(source_id="Ios1234567", slug="acme-ios", glue_database="acme", table_prefix="ios_",
