@@ -111,15 +111,6 @@ def test_local_default_end_to_end(tmp_path):
     assert len(re.findall(r"discover: ", second.stderr)) == 1
     assert re.search(r"discover: no new files; nothing to do \(\d+\.\ds\)", second.stderr)
 
-    query = run("sql", "--lake", "lake", "select message_id, properties_revenue from web_app.track_order_completed "
-                "order by message_id", cwd=tmp_path)
-    assert query.returncode == 0, query.stderr[-2000:]
-    assert query.stdout.splitlines() == ["message_id\tproperties_revenue", "m1\t19.990000", "m10\t",
-                                         "m2\t5.000000"]
-    dropped = run("sql", "--lake", "lake", "select message_id, table_name, original_received_at "
-                  "from web_app.segment_duplicates", cwd=tmp_path)
-    assert dropped.stdout.splitlines() == ["message_id\ttable_name\toriginal_received_at",
-                                           "m3\tidentify\t2024-01-02 05:00:00"]
     # the metastore lives in the lake; nothing lands in the working directory
     assert (tmp_path / "lake" / "segment-data" / "metastore" / "metastore_db").is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["input", "lake"]
@@ -139,10 +130,6 @@ def test_local_default_end_to_end(tmp_path):
     assert (int(lines[1].split()[8]), lines[2].split()[8]) == (new_columns, "0") and new_columns > 40
     assert lines[3:] == ["finished over the last 30 days: 2 of 2 syncs (100%)", "plot: syncs.png"]
     assert (tmp_path / "syncs.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    reports_table = run("sql", "--lake", "lake", "select run_id, status, row_count from __segment_datalake.sync_reports "
-                        "where type = 'source' order by run_id", cwd=tmp_path)
-    assert reports_table.stdout.splitlines() == ["run_id\tstatus\trow_count", f"{run_id}\tfinished\t11",
-                                                 f"{reports[1].parent.name[len('run_id='):]}\tfinished\t0"]
 
     # a bad query is the query's fault, not an internal error
     missing = run("sql", "--lake", "lake", "select * from web_app.no_such_table", cwd=tmp_path)
@@ -153,11 +140,22 @@ def test_local_default_end_to_end(tmp_path):
     assert len(missing.stderr.strip().splitlines()) == 1
     garbled = run("sql", "--lake", "lake", "selec 1", cwd=tmp_path)
     assert garbled.returncode == 1 and garbled.stderr.startswith("segment-lake: error (invalid_query): [PARSE_SYNTAX_ERROR]")
-    # several statements in one Spark start: arguments, then a file's
+    # several statements in one Spark start, a blank line between two results: arguments, then a file's
     (tmp_path / "queries.sql").write_text("-- two; statements\nselect 'a;b' as s;\nselect 2 as two;\n")
-    several = run("sql", "--lake", "lake", "select 1 as one", "-f", "queries.sql", cwd=tmp_path)
+    several = run("sql", "--lake", "lake",
+                  "select message_id, properties_revenue from web_app.track_order_completed order by message_id",
+                  "select message_id, table_name, original_received_at from web_app.segment_duplicates",
+                  "select run_id, status, row_count from __segment_datalake.sync_reports where type = 'source' "
+                  "order by run_id", "select 1 as one", "-f", "queries.sql", cwd=tmp_path)
     assert several.returncode == 0, several.stderr[-2000:]
-    assert several.stdout.splitlines() == ["one", "1", "", "s", "a;b", "", "two", "2"]
+    orders, dropped, reports_table, *rest = several.stdout.split("\n\n")
+    assert orders.splitlines() == ["message_id\tproperties_revenue", "m1\t19.990000", "m10\t", "m2\t5.000000"]
+    assert dropped.splitlines() == ["message_id\ttable_name\toriginal_received_at", "m3\tidentify\t2024-01-02 05:00:00"]
+    assert reports_table.splitlines() == ["run_id\tstatus\trow_count", f"{run_id}\tfinished\t11",
+                                          f"{reports[1].parent.name[len('run_id='):]}\tfinished\t0"]
+    assert "\n\n".join(rest).splitlines() == ["one", "1", "", "s", "a;b", "", "two", "2"]
+    # the queries too left nothing in the working directory but what the test put there and the plot it asked for
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["input", "lake", "queries.sql", "syncs.png"]
 
 
 def test_database_defaults_to_the_slug_of_the_source_id(spark, tmp_path):
@@ -307,6 +305,30 @@ def test_a_catalog_left_half_created_by_a_killed_run_does_not_block_the_source(t
     assert (half / "service.properties").is_file()
     tables = run("sql", "--lake", "lake", "show tables in src1", cwd=tmp_path).stdout
     assert "src1\ttrack_order_completed\tfalse" in tables
+
+
+def test_a_catalog_another_command_is_creating_is_left_alone(tmp_path):
+    """A second command started while the first's Derby is still creating the catalog (no service.properties yet)
+    found the folder half-created and moved it away under the running first. Derby holds a POSIX lock on dbex.lck
+    while it has the database booted: this stands in for that JVM."""
+    from segment_lake.session import _set_aside_half_created
+
+    creating = tmp_path / "metastore_db"
+    (creating / "seg0").mkdir(parents=True)
+    (creating / "dbex.lck").write_bytes(b"")
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time\n"
+                               f"f = open({str(creating / 'dbex.lck')!r}, 'r+b')\n"
+                               "fcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        _set_aside_half_created(str(creating))
+        assert creating.is_dir() and not list(tmp_path.glob("metastore_db.half-created-*"))
+    finally:
+        holder.kill()
+        holder.wait()
+    _set_aside_half_created(str(creating))  # its JVM gone: a killed run's, set aside
+    assert not creating.exists() and len(list(tmp_path.glob("metastore_db.half-created-*"))) == 1
 
 
 def test_sql_statements_end_at_semicolons_outside_quotes_and_comments():

@@ -3,6 +3,7 @@ Hive metastore (Derby) inside a local lake, or Glue."""
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
 import re
 import shlex
@@ -285,11 +286,26 @@ def _read_only_copy(store: str) -> str:
     return copy
 
 
+def _booted_elsewhere(database: str) -> bool:
+    """True while another JVM has the Derby database booted: Derby holds a POSIX write lock on its ``dbex.lck``
+    from the start of a boot (creation included) until the JVM ends; a killed JVM's lock is gone with it."""
+    try:
+        with open(os.path.join(database, "dbex.lck"), "r+b") as lock_file:
+            fcntl.lockf(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except FileNotFoundError:
+        return False
+    except OSError:  # EAGAIN or EACCES: held
+        return True
+    return False  # closing the file released the lock just taken
+
+
 def _set_aside_half_created(database: str) -> None:
     """A run killed while Derby created the embedded catalog leaves a folder Derby refuses to open ever after (no
     ``service.properties``). It never held a table (a finished run needs a created catalog), so it is moved
-    aside, and the redo registers its tables in a new one."""
-    if os.path.isdir(database) and not os.path.exists(os.path.join(database, "service.properties")):
+    aside, and the redo registers its tables in a new one. A folder a running command is creating is left alone:
+    a second command (refused as busy by the source's lock, later) must not move the first's catalog away."""
+    if os.path.isdir(database) and not os.path.exists(os.path.join(database, "service.properties")) \
+            and not _booted_elsewhere(database):
         aside = f"{database}.half-created-{int(time.time())}"
         os.rename(database, aside)
         print(f"segment-lake: the embedded catalog was left half-created by a killed run; moved it to {aside}",
