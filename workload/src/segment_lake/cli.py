@@ -40,6 +40,7 @@ class Command:
     spark: bool = True
     creates: bool = False  # a sync makes the lake
     catalog: bool = False  # the lake's embedded metastore is the catalog in local mode
+    reads_only: bool = False  # writes nothing: opens a copy of a metastore its user may not write
 
     def add_to(self, commands) -> None:
         sub = commands.add_parser(self.name, help=self.help, description=self.description)
@@ -59,7 +60,7 @@ class Command:
         if not self.creates:
             settings.require_lake()  # the command would otherwise create an empty lake folder
         runner = Runner(self.name, settings, Options(SessionOptions).build(args), uses_catalog=self.catalog,
-                        reads_only=self.name == "sql", record_classes=self.creates)  # a sync loads nearly every class
+                        reads_only=self.reads_only, record_classes=self.creates)  # a sync loads nearly every class
         return runner.run(work, getattr(settings, "lock", LockWait()))
 
 
@@ -130,5 +131,6 @@ COMMANDS = {command.name: command for command in (
     Command("sql", "run Spark SQL queries against a local lake's catalog",
             "Run Spark SQL statements against the embedded catalog of a local lake, in one Spark start: each argument "
             "is a statement, and -f FILE adds a file's statements (ended by ';'). Each result is printed as "
-            "tab-separated lines, a blank line between two.", Options(QuerySettings, without=SOURCE), "sql", catalog=True),
+            "tab-separated lines, a blank line between two.", Options(QuerySettings, without=SOURCE), "sql", catalog=True,
+            reads_only=True),
 )}
