@@ -7,15 +7,17 @@ from kill_harness import run_trials
 
 from segment_lake.catalog.glue import GlueCatalog
 
-pytestmark = [pytest.mark.spark, pytest.mark.aws, pytest.mark.timing]
+pytestmark = [pytest.mark.spark, pytest.mark.aws]
 
 
+@pytest.mark.timing  # killed at seeded moments: a loaded machine would move them
 def test_syncs_killed_at_random_moments_land_every_event_exactly_once(spark, tmp_path):
     summary = run_trials(spark, tmp_path, trials=2, events=10_000, seed=7)
     print(summary)
     assert summary["trials"] == 2 and summary["kills"] >= 2 and summary["events"] > 7_500
 
 
+# deaths at the Nth write, whatever the machine's load: with the others
 def test_a_death_at_each_kind_of_write_then_a_rerun_lands_every_event_exactly_once(spark, glue_client, tmp_path):
     summary = crash_points.run_trials(spark, tmp_path, trials=8, events=1500, seed=3,
                                       catalogs={"glue": lambda spark, database: GlueCatalog(glue_client)})

@@ -1,0 +1,111 @@
+"""Where the suite's CPU goes: a pytest plugin that writes each test's wall and CPU seconds, of the worker's whole
+process tree (the commands a test starts, and their JVMs, which outlive their Python parent and are reparented away:
+a sampler follows them until they end), one JSONL file per xdist worker; and a report of them.
+
+    PYTHONPATH=tools PYTEST_ADDOPTS="-p suite_cpu" SUITE_CPU_OUT=/tmp/suite-cpu make test
+    python tools/suite_cpu.py /tmp/suite-cpu        # the tests and modules that use the most CPU
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+TICK = os.sysconf("SC_CLK_TCK")
+SAMPLE_SECONDS = 0.5
+
+
+def _processes() -> dict[int, tuple[int, int, str]]:
+    """Every process: its parent, its CPU ticks and its children's it reaped, and its start time (with the pid, its
+    identity)."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            found[int(entry)] = (int(fields[1]), sum(map(int, fields[11:15])), fields[19])
+    return found
+
+
+class TreeCpu:
+    """The CPU seconds of a process and its descendants, those that left the tree alive (orphans) included."""
+
+    def __init__(self, root: int) -> None:
+        self.root, self.lock = root, threading.Lock()
+        self.members: dict[tuple[int, str], int] = {}
+        self.orphans: dict[tuple[int, str], int] = {}
+        threading.Thread(target=self._follow, daemon=True).start()
+
+    def _sample(self) -> int:
+        procs = _processes()
+        children: dict[int, list[int]] = {}
+        for pid, (parent, _, _) in procs.items():
+            children.setdefault(parent, []).append(pid)
+        tree, stack = set(), [self.root]
+        while stack:
+            pid = stack.pop()
+            tree.add(pid)
+            stack += children.get(pid, [])
+        tree &= procs.keys()
+        with self.lock:
+            for pid in tree:
+                self.members[(pid, procs[pid][2])] = procs[pid][1]
+            for key in [key for key in self.members if key[0] not in tree]:
+                del self.members[key]
+                if key[0] in procs and procs[key[0]][2] == key[1]:  # alive elsewhere: orphaned
+                    self.orphans[key] = procs[key[0]][1]
+                # otherwise it ended in the tree, and its parent's reaped ticks hold it
+            for key in self.orphans:
+                if key[0] in procs and procs[key[0]][2] == key[1]:
+                    self.orphans[key] = procs[key[0]][1]
+            return sum(procs[pid][1] for pid in tree) + sum(self.orphans.values())
+
+    def _follow(self) -> None:
+        while True:
+            time.sleep(SAMPLE_SECONDS)
+            self._sample()
+
+    def seconds(self) -> float:
+        return self._sample() / TICK
+
+
+_TREE: TreeCpu | None = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    global _TREE
+    _TREE = _TREE or TreeCpu(os.getpid())
+    wall, cpu = time.time(), _TREE.seconds()
+    yield
+    folder = Path(os.environ.get("SUITE_CPU_OUT", "suite-cpu"))
+    folder.mkdir(parents=True, exist_ok=True)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with (folder / f"{worker}.jsonl").open("a") as out:
+        out.write(json.dumps({"test": item.nodeid, "wall": round(time.time() - wall, 2),
+                              "cpu": round(_TREE.seconds() - cpu, 2), "worker": worker}) + "\n")
+
+
+def report(folder: Path, top: int = 30) -> list[str]:
+    rows = [json.loads(line) for path in sorted(folder.glob("*.jsonl")) for line in path.read_text().splitlines()]
+    modules: Counter = Counter()
+    for row in rows:
+        modules[row["test"].split("::")[0]] += row["cpu"]
+    lines = [f"{len(rows)} tests, {sum(r['cpu'] for r in rows):.0f} CPU-s, {sum(r['wall'] for r in rows):.0f} s "
+             f"of the workers' time", "", "CPU-s  wall-s  test"]
+    lines += [f"{r['cpu']:6.0f} {r['wall']:7.0f}  {r['test']}" for r in sorted(rows, key=lambda r: -r["cpu"])[:top]]
+    lines += ["", "CPU-s  module"] + [f"{cpu:6.0f}  {module}" for module, cpu in modules.most_common(top)]
+    return lines
+
+
+if __name__ == "__main__":
+    print("\n".join(report(Path(sys.argv[1] if len(sys.argv) > 1 else "suite-cpu"))))
