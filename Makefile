@@ -96,10 +96,6 @@ sync-demo: setup
 # tests that bound a time (marker timing: a signal stops a sync within 15 s; kills at seeded moments) run alone,
 # on a machine the other tests no longer load.
 TEST_WORKERS ?= 3
-# The tests' JVMs (each worker's Spark, every command a test starts) each run a few seconds of many small queries: the
-# optimizing JIT compiler's work never pays back there, and stopping at the first tier takes a third off a command's
-# CPU (a first sync of the sample events here: 56 -> 37 CPU-s). The product's own default is not changed.
-test test-fast: export SEGMENT_LAKE_JAVA_OPTIONS ?= -XX:TieredStopAtLevel=1
 test: setup
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports
