@@ -308,26 +308,39 @@ def test_a_catalog_left_half_created_by_a_killed_run_does_not_block_the_source(t
 
 
 def test_a_catalog_another_command_is_creating_is_left_alone(tmp_path):
-    """A second command started while the first's Derby is still creating the catalog (no service.properties yet)
-    found the folder half-created and moved it away under the running first. Derby holds a POSIX lock on dbex.lck
-    while it has the database booted: this stands in for that JVM."""
-    from segment_lake.session import _set_aside_half_created
+    """A second command started while the first's Derby was still creating the catalog (no service.properties yet)
+    took the folder for a killed run's and moved it away under the running first. Now a command creates the catalog
+    under a lock: this holder stands in for the first command."""
+    import threading
+
+    from segment_lake.session import _CREATION_LOCK, _creating_catalog
 
     creating = tmp_path / "metastore_db"
     (creating / "seg0").mkdir(parents=True)
-    (creating / "dbex.lck").write_bytes(b"")
-    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time\n"
-                               f"f = open({str(creating / 'dbex.lck')!r}, 'r+b')\n"
-                               "fcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)"],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "locked"
-        _set_aside_half_created(str(creating))
-        assert creating.is_dir() and not list(tmp_path.glob("metastore_db.half-created-*"))
-    finally:
-        holder.kill()
-        holder.wait()
-    _set_aside_half_created(str(creating))  # its JVM gone: a killed run's, set aside
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys\n"
+                               f"f = open({str(tmp_path / _CREATION_LOCK)!r}, 'a')\n"
+                               "fcntl.flock(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\nsys.stdin.read()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "locked"
+    must_create = []
+
+    def second_command():
+        with _creating_catalog(str(tmp_path)) as must:
+            must_create.append(must)
+
+    second = threading.Thread(target=second_command)
+    second.start()
+    second.join(timeout=1)
+    assert second.is_alive() and must_create == []  # waits while the first creates
+    (creating / "service.properties").write_text("")  # the first's Derby finished
+    holder.communicate("")  # and the first released the lock
+    second.join(timeout=30)
+    assert must_create == [False] and (creating / "seg0").is_dir()  # nothing to create, nothing moved
+    assert not list(tmp_path.glob("metastore_db.half-created-*"))
+
+    (creating / "service.properties").unlink()  # now as a run killed while creating it leaves the folder
+    with _creating_catalog(str(tmp_path)) as must:
+        assert must is True
     assert not creating.exists() and len(list(tmp_path.glob("metastore_db.half-created-*"))) == 1
 
 

@@ -3,6 +3,7 @@ Hive metastore (Derby) inside a local lake, or Glue."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import fcntl
 import os
 import re
@@ -139,13 +140,15 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
                    .config("spark.hadoop.fs.s3a.connection.ssl.enabled", str(endpoint.startswith("https")).lower())
                    .config("spark.hadoop.fs.s3a.aws.credentials.provider",
                            "com.amazonaws.auth.EnvironmentVariableCredentialsProvider"))
+    creating_in = None  # the folder of an embedded catalog this command creates
     if local_catalog and lake_uri and lake_uri.startswith("file:"):
         store = metastore_dir(lake_uri)
         database = os.path.join(store, "metastore_db")
         if reads_only and not _writable(database if os.path.isdir(database) else store):
             store = _read_only_copy(store)
         os.makedirs(store, exist_ok=True)
-        _set_aside_half_created(os.path.join(store, "metastore_db"))
+        if not os.path.exists(os.path.join(store, "metastore_db", "service.properties")):
+            creating_in = store
         builder = (builder.enableHiveSupport()
                    .config("spark.sql.warehouse.dir", os.path.join(store, "warehouse"))
                    .config("spark.hadoop.javax.jdo.option.ConnectionURL",
@@ -176,10 +179,15 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
         chosen = os.environ.get("SEGMENT_LAKE_SHUFFLE_PARTITIONS") or cluster_shuffle_partitions(
             conf, spark.sparkContext.defaultParallelism, _yarn_vcores(spark))
         spark.conf.set("spark.sql.shuffle.partitions", str(chosen))
+    if creating_in:
+        with _creating_catalog(creating_in) as must_create:
+            if must_create:  # Derby creates it now (it would at the first catalog call), under the lock
+                spark.catalog.listDatabases()
     return spark
 
 
 _STARTED: list[SparkSession] = []
+_CREATION_LOCK = "catalog-creation.lock"  # beside metastore_db
 _RECORDING: list = []  # (class_archive.Recording, the gateway of the JVM that records)
 # dynamic allocation's maxExecutors when not set (Int.MaxValue): no bound
 _UNBOUNDED_EXECUTORS = 100_000
@@ -286,27 +294,26 @@ def _read_only_copy(store: str) -> str:
     return copy
 
 
-def _booted_elsewhere(database: str) -> bool:
-    """True while another JVM has the Derby database booted: Derby holds a POSIX write lock on its ``dbex.lck``
-    from the start of a boot (creation included) until the JVM ends; a killed JVM's lock is gone with it."""
-    try:
-        with open(os.path.join(database, "dbex.lck"), "r+b") as lock_file:
-            fcntl.lockf(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except FileNotFoundError:
-        return False
-    except OSError:  # EAGAIN or EACCES: held
-        return True
-    return False  # closing the file released the lock just taken
-
-
-def _set_aside_half_created(database: str) -> None:
-    """A run killed while Derby created the embedded catalog leaves a folder Derby refuses to open ever after (no
-    ``service.properties``). It never held a table (a finished run needs a created catalog), so it is moved
-    aside, and the redo registers its tables in a new one. A folder a running command is creating is left alone:
-    a second command (refused as busy by the source's lock, later) must not move the first's catalog away."""
-    if os.path.isdir(database) and not os.path.exists(os.path.join(database, "service.properties")) \
-            and not _booted_elsewhere(database):
-        aside = f"{database}.half-created-{int(time.time())}"
-        os.rename(database, aside)
-        print(f"segment-lake: the embedded catalog was left half-created by a killed run; moved it to {aside}",
-              file=sys.stderr)
+@contextlib.contextmanager
+def _creating_catalog(store: str):
+    """Held while this command creates the embedded catalog (Derby's ``metastore_db``): a second command started
+    meanwhile waits for it, and neither takes the other's folder for a killed run's. Yields whether the catalog is
+    still to be created. Under the lock, a folder without ``service.properties`` was left by a run killed while
+    creating it (the kernel released its lock). Derby refuses to open such a folder ever after, and it never held a
+    table (a finished run needs a created catalog): it is moved aside, and the redo registers its tables anew."""
+    with open(os.path.join(store, _CREATION_LOCK), "a") as lock_file:
+        try:
+            fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print("segment-lake: another command is creating the embedded catalog: waiting for it", file=sys.stderr)
+            fcntl.flock(lock_file, fcntl.LOCK_EX)
+        database = os.path.join(store, "metastore_db")
+        if os.path.exists(os.path.join(database, "service.properties")):
+            yield False  # created meanwhile by the command this one waited for
+            return
+        if os.path.isdir(database):
+            aside = f"{database}.half-created-{int(time.time())}"
+            os.rename(database, aside)
+            print(f"segment-lake: the embedded catalog was left half-created by a killed run; moved it to {aside}",
+                  file=sys.stderr)
+        yield True  # closing the file releases the lock
