@@ -140,7 +140,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
         lake, database = work / f"lake-{n}-{how}", f"{base_database}_{trial}"
         shutil.copytree(base, lake)
         register_copy(spark, LocalCatalog(spark), base_database, database, base, lake)
-        dying = Boundaries(f"file://{lake}", n, how)
+        dying = Boundaries.at_point(f"file://{lake}", counting.seen, n, how)
         try:
             compact(lake, database, dying)
             raise AssertionError(f"the compaction outlived its death at write {n} ({how})")

@@ -91,7 +91,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, ca
             lake, settings, catalog = lake_for(f"lake-{catalog_kind}-{n}-{how}", catalog_kind)
             sync(settings, catalog)
             _stage_input(files[half:], source_root, Path(f"{lake}-input"))
-            dying = Boundaries(settings.lake_uri, n, how)
+            dying = Boundaries.at_point(settings.lake_uri, counting.seen, n, how)
             try:
                 sync(settings, catalog, dying)
                 raise AssertionError(f"the sync outlived its death at write {n} ({how})")

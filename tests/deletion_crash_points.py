@@ -90,7 +90,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
     for n, how in points_to_try(counting.seen, trials, seed):
         lake = work / f"lake-{n}-{how}"
         shutil.copytree(base, lake)
-        dying = Boundaries(f"file://{lake}", n, how)
+        dying = Boundaries.at_point(f"file://{lake}", counting.seen, n, how)
         try:
             delete(lake, dying)
             raise AssertionError(f"the deletion outlived its death at write {n} ({how})")

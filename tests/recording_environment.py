@@ -47,6 +47,12 @@ class Boundaries:
         self.seen: list[Action] = []
         self.dead = False
 
+    @classmethod
+    def at_point(cls, lake: str, seen: list[Action], n: int, how: str) -> Boundaries:
+        """Dies at the write that was the ``n``th of a run that recorded ``seen``: counted among the writes of its
+        kind, since writes of different kinds may come in another order from run to run (threads, a loaded machine)."""
+        return cls(lake, seen[:n].count(seen[n - 1]), how, matching=seen[n - 1])
+
     def __call__(self, operation: str, target: str, write, half=None):
         if self.dead:
             raise Died(f"already dead: {operation} {target}")

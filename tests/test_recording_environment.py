@@ -82,3 +82,14 @@ def test_a_write_dies_where_it_is_told():
     with pytest.raises(Died, match="already dead"):  # nothing after a death runs
         storage.read_text("file:///lake/segment-data/state/src1/pending.json") or storage.delete("file:///lake/x")
     assert [str(action) for action in boundaries.seen] == ["write_text state/pending.json", "write_text state/processed"]
+
+
+def test_a_point_of_a_counted_run_is_its_kinds_occurrence_not_its_number():
+    # a run that wrote a, b, a; the next may write b after the second a (threads): the 3rd write is still the 2nd a
+    a, b = Action("move", "data"), Action("register", "catalog")
+    boundaries = Boundaries.at_point("file:///lake", [a, b, a], 3, "before")
+    assert (boundaries.matching, boundaries.die_at) == (a, 2)
+    storage = DyingStorage(Calls(), boundaries, spark=None)
+    storage.publish_files([("file:///lake/segment-data/stage/x", "file:///lake/segment-data/data/s/t/x")])
+    with pytest.raises(Died, match="before move data"):
+        storage.publish_files([("file:///lake/segment-data/stage/y", "file:///lake/segment-data/data/s/t/y")])
