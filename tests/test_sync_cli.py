@@ -294,56 +294,6 @@ def test_permission_errors_are_insufficient_permissions():
     assert classify(RuntimeError("java.nio.file.AccessDeniedException: /data/lake"))[0] == "insufficient_permissions"
 
 
-def test_a_catalog_left_half_created_by_a_killed_run_does_not_block_the_source(tmp_path):
-    # what a kill while Derby creates the embedded catalog leaves: its folder without service.properties
-    write_run1(tmp_path / "input", "src1")
-    half = tmp_path / "lake" / "segment-data" / "metastore" / "metastore_db"
-    (half / "seg0").mkdir(parents=True)
-    result = run("sync", "--source-id", "src1", "--input", "input/segment-logs/src1", "--lake", "lake", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "the embedded catalog was left half-created by a killed run; moved it to " in result.stderr
-    assert (half / "service.properties").is_file()
-    tables = run("sql", "--lake", "lake", "show tables in src1", cwd=tmp_path).stdout
-    assert "src1\ttrack_order_completed\tfalse" in tables
-
-
-def test_a_catalog_another_command_is_creating_is_left_alone(tmp_path):
-    """A second command started while the first's Derby was still creating the catalog (no service.properties yet)
-    took the folder for a killed run's and moved it away under the running first. Now a command creates the catalog
-    under a lock: this holder stands in for the first command."""
-    import threading
-
-    from segment_lake.session import _CREATION_LOCK, _creating_catalog
-
-    creating = tmp_path / "metastore_db"
-    (creating / "seg0").mkdir(parents=True)
-    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys\n"
-                               f"f = open({str(tmp_path / _CREATION_LOCK)!r}, 'a')\n"
-                               "fcntl.flock(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\nsys.stdin.read()"],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "locked"
-    must_create = []
-
-    def second_command():
-        with _creating_catalog(str(tmp_path)) as must:
-            must_create.append(must)
-
-    second = threading.Thread(target=second_command)
-    second.start()
-    second.join(timeout=1)
-    assert second.is_alive() and must_create == []  # waits while the first creates
-    (creating / "service.properties").write_text("")  # the first's Derby finished
-    holder.communicate("")  # and the first released the lock
-    second.join(timeout=30)
-    assert must_create == [False] and (creating / "seg0").is_dir()  # nothing to create, nothing moved
-    assert not list(tmp_path.glob("metastore_db.half-created-*"))
-
-    (creating / "service.properties").unlink()  # now as a run killed while creating it leaves the folder
-    with _creating_catalog(str(tmp_path)) as must:
-        assert must is True
-    assert not creating.exists() and len(list(tmp_path.glob("metastore_db.half-created-*"))) == 1
-
-
 def test_sql_statements_end_at_semicolons_outside_quotes_and_comments():
     from segment_lake.sql_statements import sql_statements
 

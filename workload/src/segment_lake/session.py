@@ -2,22 +2,16 @@
 Hive metastore (Derby) inside a local lake, or Glue."""
 from __future__ import annotations
 
-import atexit
-import contextlib
-import fcntl
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from . import class_archive, interrupt
+from . import class_archive, embedded_catalog, interrupt
 from .errors import InvalidSettings
 from .jvm_code import compiled_jar, spark_jars_folder
 from .layout import metastore_dir
@@ -142,17 +136,13 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
                            "com.amazonaws.auth.EnvironmentVariableCredentialsProvider"))
     creating_in = None  # the folder of an embedded catalog this command creates
     if local_catalog and lake_uri and lake_uri.startswith("file:"):
-        store = metastore_dir(lake_uri)
-        database = os.path.join(store, "metastore_db")
-        if reads_only and not _writable(database if os.path.isdir(database) else store):
-            store = _read_only_copy(store)
-        os.makedirs(store, exist_ok=True)
-        if not os.path.exists(os.path.join(store, "metastore_db", "service.properties")):
+        store = embedded_catalog.store_for(metastore_dir(lake_uri), reads_only)
+        if not embedded_catalog.created(store):
             creating_in = store
         builder = (builder.enableHiveSupport()
                    .config("spark.sql.warehouse.dir", os.path.join(store, "warehouse"))
                    .config("spark.hadoop.javax.jdo.option.ConnectionURL",
-                           f"jdbc:derby:;databaseName={os.path.join(store, 'metastore_db')};create=true"))
+                           f"jdbc:derby:;databaseName={os.path.join(store, embedded_catalog.DATABASE)};create=true"))
         java_options.append(f'"-Dderby.system.home={store}"')  # quoted: a path may hold spaces
     from pyspark import SparkContext
 
@@ -179,15 +169,14 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
         chosen = os.environ.get("SEGMENT_LAKE_SHUFFLE_PARTITIONS") or cluster_shuffle_partitions(
             conf, spark.sparkContext.defaultParallelism, _yarn_vcores(spark))
         spark.conf.set("spark.sql.shuffle.partitions", str(chosen))
-    if creating_in:
-        with _creating_catalog(creating_in) as must_create:
-            if must_create:  # Derby creates it now (it would at the first catalog call), under the lock
-                spark.catalog.listDatabases()
+    if creating_in and starting:  # (a JVM started earlier keeps the catalog it opened)
+        with embedded_catalog.creation(creating_in) as must_create:
+            if must_create:  # now, under the lock (Hive would create it at the first catalog call)
+                embedded_catalog.create(spark)
     return spark
 
 
 _STARTED: list[SparkSession] = []
-_CREATION_LOCK = "catalog-creation.lock"  # beside metastore_db
 _RECORDING: list = []  # (class_archive.Recording, the gateway of the JVM that records)
 # dynamic allocation's maxExecutors when not set (Int.MaxValue): no bound
 _UNBOUNDED_EXECUTORS = 100_000
@@ -265,55 +254,3 @@ def _finish_recording(recording: class_archive.Recording, gateway) -> None:
         pass
     SparkContext._gateway = SparkContext._jvm = None  # a later session in this process starts a new JVM
     recording.finish(getattr(gateway, "proc", None))
-
-
-def _writable(folder: str) -> bool:
-    """Whether this process may create a file in ``folder`` (tried: permission bits do not tell for root)."""
-    try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".segment-lake-probe-"):
-            return True
-    except OSError:
-        return False
-
-
-def _read_only_copy(store: str) -> str:
-    """A copy of the embedded catalog in a temporary folder, removed when the process ends."""
-    copy = tempfile.mkdtemp(prefix="segment-lake-catalog-")
-    atexit.register(shutil.rmtree, copy, ignore_errors=True)
-    database = os.path.join(copy, "metastore_db")
-    if not os.path.isdir(os.path.join(store, "metastore_db")):  # no catalog yet: an empty one
-        return copy
-    shutil.copytree(os.path.join(store, "metastore_db"), database, ignore=shutil.ignore_patterns("*.lck"),
-                    copy_function=shutil.copyfile)
-    for folder, _, files in os.walk(database):  # copytree keeps the folders' modes: read-only, as they were
-        os.chmod(folder, 0o700)
-        for name in files:
-            os.chmod(os.path.join(folder, name), 0o600)
-    print("segment-lake: this user may not write the lake's catalog: querying a copy of it, as of now",
-          file=sys.stderr)
-    return copy
-
-
-@contextlib.contextmanager
-def _creating_catalog(store: str):
-    """Held while this command creates the embedded catalog (Derby's ``metastore_db``): a second command started
-    meanwhile waits for it, and neither takes the other's folder for a killed run's. Yields whether the catalog is
-    still to be created. Under the lock, a folder without ``service.properties`` was left by a run killed while
-    creating it (the kernel released its lock). Derby refuses to open such a folder ever after, and it never held a
-    table (a finished run needs a created catalog): it is moved aside, and the redo registers its tables anew."""
-    with open(os.path.join(store, _CREATION_LOCK), "a") as lock_file:
-        try:
-            fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print("segment-lake: another command is creating the embedded catalog: waiting for it", file=sys.stderr)
-            fcntl.flock(lock_file, fcntl.LOCK_EX)
-        database = os.path.join(store, "metastore_db")
-        if os.path.exists(os.path.join(database, "service.properties")):
-            yield False  # created meanwhile by the command this one waited for
-            return
-        if os.path.isdir(database):
-            aside = f"{database}.half-created-{int(time.time())}"
-            os.rename(database, aside)
-            print(f"segment-lake: the embedded catalog was left half-created by a killed run; moved it to {aside}",
-                  file=sys.stderr)
-        yield True  # closing the file releases the lock
