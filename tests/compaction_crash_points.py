@@ -25,14 +25,14 @@ HOURS = 1e-9  # every partition of the generated (past) days is closed
 
 
 def data_tables(spark, database: str) -> dict[str, str]:
-    """The database's event tables (those in the lake's data folder), with their locations."""
-    found = {}
-    for table in sorted(t.name for t in spark.catalog.listTables(database)):
-        described = spark.sql(f"DESCRIBE TABLE EXTENDED `{database}`.`{table}`").where("col_name = 'Location'")
-        location = described.first()["data_type"]
-        if f"/segment-data/data/{SOURCE}/" in location:
-            found[table] = location
-    return found
+    """The database's event tables (those in the lake's data folder), with their locations: one listing and one
+    batch read of the catalog."""
+    from segment_lake.catalog.local import LocalCatalog
+
+    names = [row["tableName"] for row in spark.sql(f"SHOW TABLES IN `{database}`").collect() if not row["isTemporary"]]
+    described = LocalCatalog(spark).describe_tables(database, sorted(names))
+    return {table: info.location for table, info in described.items()
+            if info and f"/segment-data/data/{SOURCE}/" in info.location}
 
 
 def catalog_rows(spark, database: str) -> dict[str, Counter]:
@@ -54,15 +54,14 @@ def files_per_partition(lake: Path) -> Counter:
 def register_copy(spark, catalog, base_database: str, database: str, base: Path, lake: Path) -> None:
     """Registers the tables of a copy of the base lake in a database of their own (the copy's locations)."""
     from segment_lake.catalog import TableChange
+    from segment_lake.route import partition_keys
 
     catalog.ensure_database(database)
     changes = []
-    for table, location in data_tables(spark, base_database).items():
-        description = spark.catalog.listColumns(f"`{base_database}`.`{table}`")
-        keys = tuple(c.name for c in description if c.isPartition)
-        columns = tuple((c.name, c.dataType) for c in description if not c.isPartition)
+    for table, info in catalog.describe_tables(base_database, sorted(data_tables(spark, base_database))).items():
         partitions = tuple(sorted(catalog.partition_locations(base_database, table)))
-        changes.append(TableChange(table, columns, keys, partitions, location.replace(str(base), str(lake), 1)))
+        changes.append(TableChange(table, tuple(info.columns), tuple(partition_keys("day_hour")), partitions,
+                                   info.location.replace(str(base), str(lake), 1)))
     catalog.register(database, changes)
 
 

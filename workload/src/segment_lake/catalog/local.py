@@ -47,14 +47,8 @@ class LocalCatalog:
         return {tuple(unquote(part.split("=", 1)[1]) for part in row[0].split("/")) for row in specs.collect()}
 
     def partition_locations(self, database, table):
-        external = self.spark._jsparkSession.sharedState().externalCatalog()
-        keys = _strings(external.getTable(database, table).partitionColumnNames())
-        found = {}
-        listed = external.listPartitions(database, table, self.spark.sparkContext._jvm.scala.Option.empty()).iterator()
-        while listed.hasNext():
-            partition = listed.next()
-            found[tuple(partition.spec().apply(key) for key in keys)] = partition.location().toString()
-        return found
+        found = json.loads(self._tables().partitionLocations(self.spark._jsparkSession, database, table))
+        return {tuple(values): location for values, location in found}
 
     def set_partition_locations(self, database, table, keys, locations):
         self._tables().setPartitionLocations(self.spark._jsparkSession, database, table, json.dumps(
@@ -65,11 +59,4 @@ class LocalCatalog:
         self._tables().register(self.spark._jsparkSession, database, json.dumps([
             {"table": c.table, "columns": c.columns, "keys": c.keys, "partitions": c.partitions, "location": c.location,
              "format": c.format, "partition_locations": c.partition_locations} for c in changes]))
-
-
-def _strings(seq) -> list[str]:
-    values, iterator = [], seq.iterator()
-    while iterator.hasNext():
-        values.append(iterator.next())
-    return values
 

@@ -21,8 +21,10 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.TableIdentifier;
 import org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
 import org.apache.spark.sql.catalyst.catalog.CatalogTableType;
 import org.apache.spark.sql.catalyst.catalog.CatalogUtils;
+import org.apache.spark.sql.catalyst.catalog.ExternalCatalog;
 import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
 import org.apache.spark.sql.hive.HiveExternalCatalog;
 import org.apache.spark.sql.hive.client.HiveClientImpl;
@@ -156,6 +158,25 @@ public class HiveTables {
 
     /** Points each partition of ``locationsJson`` ([[values, location], ...]) at its location, with the table's
      *  column list, in one metastore call. */
+    /** Every partition of ``database``.``name`` as JSON, [[[value, ...], location], ...] (values in key order): one
+     *  call, where reading them through py4j took a round trip per partition and value. */
+    public static String partitionLocations(SparkSession spark, String database, String name) throws Exception {
+        ExternalCatalog external = spark.sharedState().externalCatalog();
+        Seq keys = external.getTable(database, name).partitionColumnNames();
+        List result = new ArrayList();
+        Iterator listed = JavaConverters.seqAsJavaList(external.listPartitions(database, name, Option.empty())).iterator();
+        while (listed.hasNext()) {
+            CatalogTablePartition partition = (CatalogTablePartition) listed.next();
+            List values = new ArrayList();
+            for (int i = 0; i < keys.size(); i++) values.add(partition.spec().apply(keys.apply(i)));
+            List entry = new ArrayList();
+            entry.add(values);
+            entry.add(partition.location().toString());
+            result.add(entry);
+        }
+        return JSON.writeValueAsString(result);
+    }
+
     public static void setPartitionLocations(SparkSession spark, final String database, final String name,
                                              String locationsJson) throws Exception {
         final List locations = (List) JSON.readValue(locationsJson, List.class);
