@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -39,9 +38,9 @@ def subnet(ec2, *, tagged: bool, to_internet: str | None) -> tuple[str, str]:
     return subnet_id, vpc
 
 
-def synth_security(folder: Path, subnet_id: str, private: bool, groups: dict[str, str] | None = None) -> Path:
-    """The cluster's security pieces alone (EmrSecurity), synthesized for ``subnet_id`` (and brought ``groups``: their
-    ids by role)."""
+def synth_security(folder: Path, cases: dict[str, tuple[str, bool, dict[str, str] | None]]) -> Path:
+    """The cluster's security pieces alone (EmrSecurity), one per case: its name, ``(subnet_id, private_subnet,
+    brought groups: their ids by role)``, synthesized in one stack to plan together."""
     from cdktf import App, TerraformStack
 
     from segment_data_lake import EmrSecurity, EmrSecurityProps
@@ -50,21 +49,27 @@ def synth_security(folder: Path, subnet_id: str, private: bool, groups: dict[str
     app = App(outdir=str(folder))
     stack = TerraformStack(app, "security")
     AwsProvider(stack, "aws", region=REGION)
-    brought = EmrSecurity.from_security_group_ids(stack, "Brought", **groups) if groups else None
-    EmrSecurity(stack, "Security", props=EmrSecurityProps(subnet_id=subnet_id, private_subnet=private,
-                                                          managed_security_groups=brought))
+    for name, (subnet_id, private, groups) in cases.items():
+        brought = EmrSecurity.from_security_group_ids(stack, f"Brought-{name}", **groups) if groups else None
+        EmrSecurity(stack, f"Security-{name}", props=EmrSecurityProps(subnet_id=subnet_id, private_subnet=private,
+                                                                      managed_security_groups=brought))
     app.synth()
     return folder / "stacks" / "security"
 
 
-def plan(stack_dir: Path, endpoint: str) -> subprocess.CompletedProcess:
+def plan(stack_dir: Path, endpoint: str) -> list[dict]:
+    """The plan's error diagnostics (terraform plan -json), each with the address it is about."""
     (stack_dir / "override.tf.json").write_text(json.dumps(provider_override(endpoint, stack_dir / "state")))
     binary, env = terraform(), terraform_env()
     init = subprocess.run([binary, "init", "-input=false", f"-plugin-dir={PLUGIN_DIR}"], cwd=stack_dir, env=env,
                           capture_output=True, text=True, timeout=120)
     assert init.returncode == 0, init.stderr
-    return subprocess.run([binary, "plan", "-input=false", "-no-color"], cwd=stack_dir, env=env, capture_output=True,
-                          text=True, timeout=300)
+    planned = subprocess.run([binary, "plan", "-input=false", "-json"], cwd=stack_dir, env=env, capture_output=True,
+                             text=True, timeout=300)
+    messages = [json.loads(line) for line in planned.stdout.splitlines() if line.startswith("{")]
+    errors = [m["diagnostic"] for m in messages if m.get("type") == "diagnostic" and m["diagnostic"]["severity"] == "error"]
+    assert (planned.returncode != 0) == bool(errors), planned.stdout[-3000:] + planned.stderr[-3000:]
+    return errors
 
 
 PUBLIC_SAID_PRIVATE = "routes to an internet gateway, so it is public: set private_subnet=False"
@@ -96,20 +101,23 @@ def groups(ec2, vpc: str, tagged: bool) -> dict[str, str]:
 def test_the_plan_refuses_a_subnet_emr_cannot_use(tmp_path):
     import boto3
 
+    # every case in one stack and one plan: terraform reports each failing check, and plans the rest
     with moto_server(tmp_path / "moto.log") as endpoint:
         ec2 = boto3.client("ec2", region_name=REGION, endpoint_url=endpoint, aws_access_key_id="testing",
                            aws_secret_access_key="testing")
-        folders = {}
+        cases = {}
         for name, (tagged, internet, private, tagged_groups, _) in CASES.items():
             subnet_id, vpc = subnet(ec2, tagged=tagged, to_internet=internet)
-            brought = None if tagged_groups is None else groups(ec2, vpc, tagged_groups)
-            folders[name] = synth_security(tmp_path / name, subnet_id, private, brought)
-        with ThreadPoolExecutor(len(CASES)) as pool:
-            results = dict(zip(folders, pool.map(lambda folder: plan(folder, endpoint), folders.values()), strict=True))
+            cases[name] = (subnet_id, private, None if tagged_groups is None else groups(ec2, vpc, tagged_groups))
+        errors = plan(synth_security(tmp_path / "stack", cases), endpoint)
+    said: dict[str, list[str]] = {name: [] for name in CASES}
+    for error in errors:
+        address = error.get("address") or error.get("snippet", {}).get("context") or ""
+        owners = [name for name in CASES if f"Security-{name}_" in address or f"Brought-{name}_" in address]
+        assert len(owners) == 1, f"an error of no single case ({address}): {error['summary']}: {error.get('detail')}"
+        said[owners[0]].append(" ".join(error.get("detail", "").split()))
     for name, (*_, message) in CASES.items():
-        result = results[name]
-        said = " ".join((result.stdout + result.stderr).split())
         if message is None:
-            assert result.returncode == 0, (name, said[-3000:])
+            assert not said[name], (name, said[name])
         else:
-            assert result.returncode != 0 and message in said, (name, said[-3000:])
+            assert said[name] and all(message in detail for detail in said[name]), (name, said[name])
