@@ -17,7 +17,7 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from crash_points import SOURCE, _batches, _stage_input, points_to_try
+from crash_points import SOURCE, _batches, _stage_input, points_to_try, register_copy
 from lake_checks import crash_points_main
 from recording_environment import Boundaries, Died, DyingCatalog, DyingStorage
 
@@ -49,20 +49,6 @@ def catalog_rows(spark, database: str) -> dict[str, Counter]:
 
 def files_per_partition(lake: Path) -> Counter:
     return Counter(str(f.parent.relative_to(lake)) for f in (lake / "segment-data" / "data" / SOURCE).rglob("*.parquet"))
-
-
-def register_copy(spark, catalog, base_database: str, database: str, base: Path, lake: Path) -> None:
-    """Registers the tables of a copy of the base lake in a database of their own (the copy's locations)."""
-    from segment_lake.catalog import TableChange
-    from segment_lake.route import partition_keys
-
-    catalog.ensure_database(database)
-    changes = []
-    for table, info in catalog.describe_tables(base_database, sorted(data_tables(spark, base_database))).items():
-        partitions = tuple(sorted(catalog.partition_locations(base_database, table)))
-        changes.append(TableChange(table, tuple(info.columns), tuple(partition_keys("day_hour")), partitions,
-                                   info.location.replace(str(base), str(lake), 1)))
-    catalog.register(database, changes)
 
 
 def partitions_away(catalog, database: str, lake: Path) -> list[str]:
@@ -126,7 +112,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
 
     reference, trial = work / "reference", 0
     shutil.copytree(base, reference)
-    register_copy(spark, LocalCatalog(spark), base_database, f"{base_database}_reference", base, reference)
+    register_copy(LocalCatalog(spark), base_database, f"{base_database}_reference", base, reference)
     counting = Boundaries(f"file://{reference}")
     report = compact(reference, f"{base_database}_reference", counting)
     after = files_per_partition(reference)
@@ -138,7 +124,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
         trial += 1
         lake, database = work / f"lake-{n}-{how}", f"{base_database}_{trial}"
         shutil.copytree(base, lake)
-        register_copy(spark, LocalCatalog(spark), base_database, database, base, lake)
+        register_copy(LocalCatalog(spark), base_database, database, base, lake)
         dying = Boundaries.at_point(f"file://{lake}", counting.seen, n, how)
         try:
             compact(lake, database, dying)

@@ -52,25 +52,38 @@ def _stage_input(files: list[Path], source_root: Path, input_dir: Path) -> None:
         shutil.copy(file, target)
 
 
+def register_copy(catalog, base_database: str, database: str, base: Path, lake: Path) -> None:
+    """Registers the event tables of ``lake``, a copy of the lake ``base``, in a database of their own: the base's
+    columns and partitions, at the copy's locations (through the catalog's own calls, so for either catalog)."""
+    from segment_lake.catalog import TableChange
+    from segment_lake.route import partition_keys
+
+    catalog.ensure_database(database)
+    tables = sorted(folder.name.split("=", 1)[1] for folder in (base / "segment-data" / "data" / SOURCE).glob("segment_type=*"))
+    catalog.register(database, [
+        TableChange(table, tuple(info.columns), tuple(partition_keys("day_hour")),
+                    tuple(sorted(catalog.partition_locations(base_database, table))),
+                    info.location.replace(str(base), str(lake), 1))
+        for table, info in catalog.describe_tables(base_database, tables).items()])
+
+
 def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, catalogs: dict) -> dict:
-    """Each trial: a clean sync of the first half of the files, then the second half with a death at one write
-    (every write when ``trials`` is None, else a seeded sample), then a clean re-run; the lake is checked against
-    a reference. ``catalogs``: name -> function(spark, database) making a catalog."""
+    """A base lake synced from the first half of the files; then, on a copy of it registered in a database of its
+    own, the second half synced without a crash (the reference, which counts the writes) and, on another copy per
+    crash point (every write when ``trials`` is None, else a seeded sample), with a death at one write, then a clean
+    re-run; each lake is checked against the reference. ``catalogs``: name -> function(spark, database) making a
+    catalog."""
     from segment_lake.settings import SyncSettings
     from segment_lake.storage import HadoopStorage
     from segment_lake.sync import Sync
 
     source_root, files = _batches(work, events, seed)
-    half = len(files) // 2
+    half, inputs = len(files) // 2, work / "input"
     counter = iter(range(1_000_000))
 
-    def lake_for(name: str, catalog_kind: str):
-        lake, database = work / name, f"crash_{next(counter)}_{seed}"
-        catalog = catalogs[catalog_kind](spark, database)
-        settings = SyncSettings(source_id=SOURCE, input_uri=f"file://{lake}-input", lake_uri=f"file://{lake}",
-                                glue_database=database, catalog="local" if catalog_kind == "local" else "glue")
-        _stage_input(files[:half], source_root, Path(f"{lake}-input"))
-        return lake, settings, catalog
+    def settings_for(lake: Path, database: str, catalog_kind: str) -> SyncSettings:
+        return SyncSettings(source_id=SOURCE, input_uri=f"file://{inputs}", lake_uri=f"file://{lake}",
+                            glue_database=database, catalog="local" if catalog_kind == "local" else "glue")
 
     def sync(settings, catalog, boundaries=None):
         storage = HadoopStorage(spark)
@@ -78,19 +91,31 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, ca
             storage, catalog = DyingStorage(storage, boundaries, spark), DyingCatalog(catalog, boundaries)
         return Sync(spark, settings, catalog, progress=lambda line: None, storage=storage).run()
 
+    _stage_input(files[:half], source_root, inputs)
+    bases = {}
+    for catalog_kind, make in catalogs.items():
+        base, database = work / f"base-{catalog_kind}", f"crash_base_{catalog_kind}_{seed}"
+        catalog = make(spark, database)
+        sync(settings_for(base, database, catalog_kind), catalog)
+        bases[catalog_kind] = (base, database, catalog)
+    _stage_input(files[half:], source_root, inputs)
+
+    def copy_of(catalog_kind: str, name: str):
+        base, base_database, catalog = bases[catalog_kind]
+        lake, database = work / name, f"crash_{next(counter)}_{seed}"
+        shutil.copytree(base, lake)
+        register_copy(catalog, base_database, database, base, lake)
+        return lake, settings_for(lake, database, catalog_kind), catalog
+
     covered: Counter = Counter()
     results = []
     for catalog_kind in catalogs:
-        reference, settings, catalog = lake_for(f"reference-{catalog_kind}", catalog_kind)
-        sync(settings, catalog)
-        _stage_input(files[half:], source_root, Path(f"{reference}-input"))
+        reference, settings, catalog = copy_of(catalog_kind, f"reference-{catalog_kind}")
         counting = Boundaries(settings.lake_uri)
         sync(settings, catalog, counting)
-        expected = check_lake(spark, reference, SOURCE, Path(f"{reference}-input"), catalog, settings.database)
+        expected = check_lake(spark, reference, SOURCE, inputs, catalog, settings.database)
         for n, how in points_to_try(counting.seen, trials, seed):
-            lake, settings, catalog = lake_for(f"lake-{catalog_kind}-{n}-{how}", catalog_kind)
-            sync(settings, catalog)
-            _stage_input(files[half:], source_root, Path(f"{lake}-input"))
+            lake, settings, catalog = copy_of(catalog_kind, f"lake-{catalog_kind}-{n}-{how}")
             dying = Boundaries.at_point(settings.lake_uri, counting.seen, n, how)
             try:
                 sync(settings, catalog, dying)
@@ -98,7 +123,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, ca
             except Died:
                 pass
             sync(settings, catalog)
-            landed = check_lake(spark, lake, SOURCE, Path(f"{lake}-input"), catalog, settings.database)
+            landed = check_lake(spark, lake, SOURCE, inputs, catalog, settings.database)
             assert landed == expected, (f"death {how} write {n} ({dying.seen[-1]}): "
                                         f"{sum((landed - expected).values())} events too many, "
                                         f"{sum((expected - landed).values())} missing")
