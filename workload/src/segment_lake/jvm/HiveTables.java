@@ -156,8 +156,6 @@ public class HiveTables {
         }
     }
 
-    /** Points each partition of ``locationsJson`` ([[values, location], ...]) at its location, with the table's
-     *  column list, in one metastore call. */
     /** Every partition of ``database``.``name`` as JSON, [[[value, ...], location], ...] (values in key order): one
      *  call, where reading them through py4j took a round trip per partition and value. */
     public static String partitionLocations(SparkSession spark, String database, String name) throws Exception {
@@ -177,6 +175,8 @@ public class HiveTables {
         return JSON.writeValueAsString(result);
     }
 
+    /** Points each partition of ``locationsJson`` ([[values, location], ...]) at its location, with the table's
+     *  column list, in one metastore call. */
     public static void setPartitionLocations(SparkSession spark, final String database, final String name,
                                              String locationsJson) throws Exception {
         final List locations = (List) JSON.readValue(locationsJson, List.class);
