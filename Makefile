@@ -98,7 +98,7 @@ sync-demo: setup
 
 # The suite scans every example stack, main.py's included (tests/test_policy_scan.py), as make scan does. Most of it
 # waits (on terraform's provider, moto, JVM start-ups), so it runs on TEST_WORKERS pytest-xdist workers; then the
-# tests that bound a time (marker timing: a signal stops a sync within 15 s; kills at seeded moments) run alone,
+# tests that bound a time (marker timing: a signal stops a sync within 15 s; a lock's wait) run alone,
 # on a machine the other tests no longer load.
 TEST_WORKERS ?= 3
 # The tests' JVMs (each worker's Spark, every command a test starts) each run seconds of many small queries: the

@@ -17,7 +17,7 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from crash_points import SOURCE, _batches, _stage_input, points_to_try, register_copy
+from crash_points import SOAK, SOURCE, Shape, _batches, _stage_input, points_to_try, register_copy
 from lake_checks import crash_points_main
 from recording_environment import Boundaries, Died, DyingCatalog, DyingStorage
 
@@ -75,7 +75,7 @@ def dedup_state(spark, lake: Path, span) -> tuple[set[str], set[str]]:
     return state.processed_files(), {row[0] for row in ids.select("message_id").distinct().collect()}
 
 
-def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) -> dict:
+def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, shape: Shape = SOAK) -> dict:
     """A base lake from three syncs (three files per partition); a compaction without a crash (the reference), then
     one per crash point, each on a copy of the base registered in its own database."""
     from segment_lake.catalog.local import LocalCatalog
@@ -86,7 +86,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
     from segment_lake.storage import HadoopStorage
     from segment_lake.sync import Sync
 
-    source_root, files = _batches(work, events, seed)
+    source_root, files = _batches(work, events, seed, shape)
     base, inputs = work / "base", work / "input"
     base_database = f"compaction_{seed}"
 

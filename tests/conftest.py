@@ -141,10 +141,11 @@ def glue_client(aws_endpoint):
 
 # ---- make test runs the suite on several workers (pytest-xdist, --dist loadgroup), the timing tests after
 
-# the modules that take longest (serial seconds on 2 cores, 2026-11-26): handed out first, so that no worker is left
+# the modules that take longest (CPU seconds on 2 cores, 2026-11-27): handed out first, so that no worker is left
 # running one alone at the end
-SLOWEST = ("test_deploy_rehearsal", "test_sync_cli", "test_compaction", "test_least_privilege",
-           "test_faults", "test_installed_package", "test_policy_scan")
+SLOWEST = ("test_kills", "test_deploy_rehearsal", "test_sync_cli", "test_compaction", "test_installed_package",
+           "test_class_archive", "test_least_privilege", "test_deletion", "test_hostile_input", "test_faults",
+           "test_policy_scan")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups

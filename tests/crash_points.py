@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from lake_checks import check_lake, harness_arguments
@@ -35,11 +36,24 @@ def points_to_try(seen: list[Action], trials: int | None, seed: int) -> list[tup
     return points
 
 
-def _batches(work: Path, events: int, seed: int) -> tuple[Path, list[Path]]:
+@dataclass(frozen=True)
+class Shape:
+    """What the harnesses generate: distinct track event names, hours and files per hour. The default is make soak's;
+    make test's samples use SMALL, whose partitions each still get a file of each of three syncs."""
+    event_names: int = 6
+    hours: int = 2
+    files_per_hour: int = 2
+
+
+SOAK, SMALL = Shape(), Shape(event_names=1, hours=1, files_per_hour=3)
+
+
+def _batches(work: Path, events: int, seed: int, shape: Shape = SOAK) -> tuple[Path, list[Path]]:
     generated = work / "generated"
     cli = str(Path(sys.executable).with_name("segment-lake"))
     subprocess.run([cli, "generate", "--output", str(generated), "--events", str(events), "--seed", str(seed),
-                    "--event-names", "6", "--files-per-hour", "2", "--duplicate-rate", "0.05",
+                    "--event-names", str(shape.event_names), "--hours", str(shape.hours),
+                    "--files-per-hour", str(shape.files_per_hour), "--duplicate-rate", "0.05",
                     "--malformed-rate", "0.01"], check=True, capture_output=True)
     files = sorted((generated / "segment-logs" / SOURCE).rglob("*.gz"))
     return generated / "segment-logs" / SOURCE, files
@@ -67,7 +81,8 @@ def register_copy(catalog, base_database: str, database: str, base: Path, lake: 
         for table, info in catalog.describe_tables(base_database, tables).items()])
 
 
-def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, catalogs: dict) -> dict:
+def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, catalogs: dict,
+               shape: Shape = SOAK) -> dict:
     """A base lake synced from the first half of the files; then, on a copy of it registered in a database of its
     own, the second half synced without a crash (the reference, which counts the writes) and, on another copy per
     crash point (every write when ``trials`` is None, else a seeded sample), with a death at one write, then a clean
@@ -77,7 +92,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, ca
     from segment_lake.storage import HadoopStorage
     from segment_lake.sync import Sync
 
-    source_root, files = _batches(work, events, seed)
+    source_root, files = _batches(work, events, seed, shape)
     half, inputs = len(files) // 2, work / "input"
     counter = iter(range(1_000_000))
 

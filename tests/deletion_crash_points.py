@@ -14,7 +14,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from crash_points import SOURCE, _batches, _stage_input, points_to_try
+from crash_points import SOAK, SOURCE, Shape, _batches, _stage_input, points_to_try
 from lake_checks import crash_points_main
 from recording_environment import Boundaries, Died, DyingStorage
 
@@ -50,7 +50,7 @@ def users_to_delete(spark, lake: Path) -> tuple[tuple[str, ...], tuple[str, ...]
     return tuple(users), tuple(anonymous)
 
 
-def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) -> dict:
+def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, shape: Shape = SOAK) -> dict:
     """A base lake from three syncs; a deletion without a crash (the reference), then one per crash point."""
     from segment_lake.catalog.local import LocalCatalog
     from segment_lake.deletion import UserDeletion
@@ -59,7 +59,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
     from segment_lake.storage import HadoopStorage
     from segment_lake.sync import Sync
 
-    source_root, files = _batches(work, events, seed)
+    source_root, files = _batches(work, events, seed, shape)
     base, inputs = work / "base", work / "input"
     settings = SyncSettings(source_id=SOURCE, input_uri=f"file://{inputs}", lake_uri=f"file://{base}",
                             glue_database=f"deletion_{seed}", catalog="local")

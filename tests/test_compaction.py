@@ -10,6 +10,7 @@ from pathlib import Path
 
 import compaction_crash_points
 import pytest
+from crash_points import SMALL
 from lake_events import event
 from sync_harness import Lake, make_catalog
 
@@ -198,7 +199,7 @@ def test_the_sync_state_stops_growing_and_old_windows_still_land_nothing_twice(s
 
 
 def test_a_compaction_killed_at_any_write_leaves_readers_every_row_once(spark, tmp_path):
-    summary = compaction_crash_points.run_trials(spark, tmp_path, trials=3, events=400, seed=7)
+    summary = compaction_crash_points.run_trials(spark, tmp_path, trials=3, events=400, seed=7, shape=SMALL)
     assert summary["trials"] == 3 and summary["crash_points"] == 3
     assert summary["files_before"] > summary["files_after"] > 0
 

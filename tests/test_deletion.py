@@ -8,6 +8,7 @@ from pathlib import Path
 
 import deletion_crash_points
 import pytest
+from crash_points import SMALL
 from lake_events import event
 from recording_environment import Died, ForwardingStorage
 from sync_harness import Lake, make_catalog
@@ -186,7 +187,7 @@ def test_a_staged_file_gone_before_its_switch_is_reported_and_the_rerun_deletes(
 
 
 def test_a_deletion_killed_at_any_write_leaves_every_file_whole(spark, tmp_path):
-    summary = deletion_crash_points.run_trials(spark, tmp_path, trials=5, events=1500, seed=5)
+    summary = deletion_crash_points.run_trials(spark, tmp_path, trials=5, events=1500, seed=5, shape=SMALL)
     assert summary["trials"] == 5 and summary["crash_points"] == 5 and summary["files_changed"] > 2
 
 

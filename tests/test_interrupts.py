@@ -16,7 +16,7 @@ CLI = str(Path(sys.executable).with_name("segment-lake"))
 @pytest.fixture(scope="module")
 def events(tmp_path_factory):
     folder = tmp_path_factory.mktemp("interrupts")
-    subprocess.run([CLI, "generate", "--output", str(folder), "--events", "60000", "--seed", "7"], check=True,
+    subprocess.run([CLI, "generate", "--output", str(folder), "--events", "20000", "--seed", "7"], check=True,
                    capture_output=True, timeout=600)
     return folder / "segment-logs" / "src0001"
 

@@ -10,7 +10,8 @@ from segment_lake.catalog.glue import GlueCatalog
 pytestmark = [pytest.mark.spark, pytest.mark.aws]
 
 
-@pytest.mark.timing  # killed at seeded moments: a loaded machine would move them
+# the moments are drawn within a reference sync's duration on the same machine, and every check holds wherever a kill
+# lands (a kill after the end counts too): with the others, on whatever load they make
 def test_syncs_killed_at_random_moments_land_every_event_exactly_once(spark, tmp_path):
     summary = run_trials(spark, tmp_path, trials=2, events=10_000, seed=7)
     print(summary)
@@ -19,7 +20,7 @@ def test_syncs_killed_at_random_moments_land_every_event_exactly_once(spark, tmp
 
 # deaths at the Nth write, whatever the machine's load: with the others
 def test_a_death_at_each_kind_of_write_then_a_rerun_lands_every_event_exactly_once(spark, glue_client, tmp_path):
-    summary = crash_points.run_trials(spark, tmp_path, trials=8, events=1500, seed=3,
+    summary = crash_points.run_trials(spark, tmp_path, trials=8, events=1500, seed=3, shape=crash_points.SMALL,
                                       catalogs={"glue": lambda spark, database: GlueCatalog(glue_client)})
     print(summary)
     assert summary["trials"] == 8 and summary["crash_points"] == 8 and summary["writes_per_sync"] > 10
