@@ -53,3 +53,10 @@ def file_schemas(uri: str, endpoint: str | None = None) -> dict[str, pq.ParquetS
         with fs.open_input_file(file) as stream:
             schemas[file[len(path):].lstrip("/")] = pq.ParquetFile(stream).schema
     return schemas
+
+
+def column_values(files: list[str], column: str = "message_id") -> list:
+    """The string ``column`` of every row of the Parquet ``files`` (file: URIs), in one read."""
+    paths = [urlparse(uri).path for uri in files]
+    dataset = ds.dataset(paths, format=FORMAT, schema=pa.schema([(column, pa.string())]))
+    return dataset.to_table(columns=[column]).column(column).to_pylist()
