@@ -81,38 +81,47 @@ def _address(record: dict, types: dict[str, str]) -> str:
     return f"{types.get(name, resource.partition('.')[0])}.{name}"
 
 
-def run_checkov(stack_file: Path) -> dict:
+def run_checkov(stack_files: list[Path]) -> dict[Path, dict]:
+    """checkov's records of each stack file, from one run over them all (its start-up, about 5 CPU-s, is most of
+    a stack's scan): ``{file: {"passed": [...], "failed": [...], "parsed": bool}}``."""
     python_path = os.pathsep.join(filter(None, [str(CHECKS_DIR), os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, BC_SKIP_MAPPING="TRUE", PYTHONPATH=python_path)
     # checkov's module, not its script: an environment that borrows checkov has no script beside its python
     checkov = ("import sys, warnings; from checkov.main import Checkov; "
                "warnings.simplefilter('ignore', SyntaxWarning); sys.exit(Checkov().run())")
+    files = [arg for stack_file in stack_files for arg in ("--file", str(stack_file))]
     result = subprocess.run(
-        [sys.executable, "-c", checkov, "--file", str(stack_file), "--framework", "terraform_json", "--output", "json",
-         "--external-checks-dir", str(CHECKS_DIR), "--soft-fail", "--quiet", "--skip-download"],
+        [sys.executable, "-c", checkov, *files, "--framework", "terraform_json", "--output", "json",
+         "--external-checks-dir", str(CHECKS_DIR), "--soft-fail", "--skip-download"],
         capture_output=True, text=True, env=env)
     try:
         report = json.loads(result.stdout)
     except ValueError:
-        raise ScanError(f"checkov gave no report for {stack_file} (exit {result.returncode}): "
+        raise ScanError(f"checkov gave no report for {', '.join(map(str, stack_files))} (exit {result.returncode}): "
                         f"{(result.stderr.strip().splitlines() or ['no output'])[-1]}") from None
     reports = report if isinstance(report, list) else [report]
-    return next((r for r in reports if r.get("check_type") == "terraform_json"), {"summary": {}, "results": {}})
+    results = next((r for r in reports if r.get("check_type") == "terraform_json"), {}).get("results", {})
+    unparsed = {os.path.realpath(path) for path in results.get("parsing_errors", [])}
+    by_file = {os.path.realpath(stack_file): {"passed": [], "failed": [], "parsed": True} for stack_file in stack_files}
+    for outcome in ("passed", "failed"):
+        for record in results.get(f"{outcome}_checks", []):
+            by_file[os.path.realpath(record["file_abs_path"])][outcome].append(record)
+    for path in unparsed & by_file.keys():
+        by_file[path]["parsed"] = False
+    return {stack_file: by_file[os.path.realpath(stack_file)] for stack_file in stack_files}
 
 
-def checkov_problems(stack_file: Path, stack: dict, skips: list[dict]) -> tuple[list[str], dict]:
-    report = run_checkov(stack_file)
-    summary = report.get("summary", {})
-    if summary.get("parsing_errors", 0):
+def checkov_problems(stack_file: Path, stack: dict, records: dict, skips: list[dict]) -> tuple[list[str], dict]:
+    """The failures of ``records`` (run_checkov's, for ``stack_file``) that no skip accepts, and the counts."""
+    if not records["parsed"]:
         raise ScanError(f"checkov could not parse {stack_file}: fix the file or re-synthesize it")
     types = resource_types(stack)
-    # The terraform_json runner reports resource_count 0 even when it scanned resources.
-    if not types or summary.get("passed", 0) + summary.get("failed", 0) == 0:
+    if not types or not records["passed"] + records["failed"]:
         raise ScanError(f"checkov ran no checks on {stack_file}: is it a synthesized stack with resources?")
     problems = []
     accepted = 0
     marks = stack.get("//", {}).get(MARKS_KEY, {})  # role -> addresses, written by the constructs
-    for record in report.get("results", {}).get("failed_checks", []):
+    for record in records["failed"]:
         address = _address(record, types)
         if any(s["check"] == record["check_id"] and (address in marks.get(s.get("applies_to"), ()) or any(
                 fnmatch.fnmatchcase(address, pattern) for pattern in s.get("resources", ()))) for s in skips):
@@ -120,7 +129,7 @@ def checkov_problems(stack_file: Path, stack: dict, skips: list[dict]) -> tuple[
             continue
         problems.append(f"{stack_file}: {record['check_id']} {record.get('check_name', '')} failed for "
                         f"{record.get('resource')}")
-    return problems, {"passed": summary.get("passed", 0), "failed": summary.get("failed", 0), "accepted": accepted}
+    return problems, {"passed": len(records["passed"]), "failed": len(records["failed"]), "accepted": accepted}
 
 
 def _stand_in(match: re.Match) -> str:
@@ -175,12 +184,15 @@ def scan(paths: list[str], skips_files: list[Path], findings_files: list[Path]) 
         skips.append(skip)
     accepted_findings = [finding for _, finding in _entries([MODULE_FINDINGS, *findings_files])]
     problems = []
+    stacks = {}
     for stack_file in stack_files(paths):
         try:
-            stack = json.loads(stack_file.read_text())
+            stacks[stack_file] = json.loads(stack_file.read_text())
         except ValueError as error:
             raise ScanError(f"could not parse {stack_file} ({error}): re-synthesize it") from None
-        found, counts = checkov_problems(stack_file, stack, skips)
+    records = run_checkov(list(stacks))
+    for stack_file, stack in stacks.items():
+        found, counts = checkov_problems(stack_file, stack, records[stack_file], skips)
         lint, linted = parliament_problems(stack_file, stack, accepted_findings)
         problems += found + lint
         print(f"{stack_file}: checkov passed {counts['passed']}, failed {counts['failed']} "
