@@ -86,8 +86,11 @@ class Lake:
         text = self.storage.read_text(self.layout.report(result.run_id, result.start_time))
         return [json.loads(line) for line in text.splitlines()]
 
+    def parquet_files(self, uri):
+        return [f.uri for f in self.storage.list_files(uri) if f.uri.endswith(".parquet")]
+
     def data_files(self, table):
-        return [f.uri for f in self.storage.list_files(self.location(table)) if f.uri.endswith(".parquet")]
+        return self.parquet_files(self.location(table))
 
 
 def make_catalog(kind, spark, glue_client):

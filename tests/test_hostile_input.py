@@ -125,16 +125,13 @@ def test_fuzzed_payloads_are_each_landed_a_duplicate_or_rejected(spark, tmp_path
     accepted = Counter(drawn) - Counter(r["raw"] for r in rejected)
     expected_ids = {str(json.loads(line)["messageId"]) for line in accepted}
     # ids and counts only, read with pyarrow (a Python datetime cannot hold every receivedAt the lake keeps)
-    def parquet_files(uri):
-        return [f.uri for f in lake.storage.list_files(uri) if f.uri.endswith(".parquet")]
-
-    landed = [str(value) for value in column_values(parquet_files(lake.layout.tables))]
+    landed = [str(value) for value in column_values(lake.parquet_files(lake.layout.tables))]
     duplicates_uri = SourceState(lake.storage, lake.layout.state).duplicates_uri
-    dropped = [str(value) for value in column_values(parquet_files(duplicates_uri))] if result.duplicate_count else []
+    dropped = [str(value) for value in column_values(lake.parquet_files(duplicates_uri))] if result.duplicate_count else []
     assert len(landed) == result.row_count and len(dropped) == result.duplicate_count
     assert set(landed) | set(dropped) == expected_ids
     if result.discarded_value_count:
-        assert len(column_values(parquet_files(lake.layout.discards))) == result.discarded_value_count
+        assert len(column_values(lake.parquet_files(lake.layout.discards))) == result.discarded_value_count
 
 
 def test_a_source_at_its_table_limit_rejects_the_events_of_tables_it_cannot_create(spark, tmp_path):
