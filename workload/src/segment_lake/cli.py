@@ -15,7 +15,6 @@ from .settings import (
     DeletionSettings,
     HistorySettings,
     LakeSettings,
-    LockWait,
     QuerySettings,
     SessionOptions,
     StateSettings,
@@ -61,7 +60,7 @@ class Command:
             settings.require_lake()  # the command would otherwise create an empty lake folder
         runner = Runner(self.name, settings, Options(SessionOptions).build(args), uses_catalog=self.catalog,
                         reads_only=self.reads_only, record_classes=self.creates)  # a sync loads nearly every class
-        return runner.run(work, getattr(settings, "lock", LockWait()))
+        return runner.run(work, settings.lock_wait)
 
 
 def parser() -> argparse.ArgumentParser:

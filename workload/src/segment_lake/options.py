@@ -137,10 +137,10 @@ class Options:
     def build(self, args: argparse.Namespace, **given):
         """The settings from the parsed ``args`` (fields this command does not take keep their defaults), and
         ``given`` values."""
-        return _build(self.settings, vars(args), {d.field.name for d in self.taken()}, given)
+        return _build(self.settings, vars(args), {d.field.name: d for d in self.taken()}, given)
 
 
-def _build(settings: type, parsed: dict, taken: set[str], given: dict):
+def _build(settings: type, parsed: dict, taken: dict[str, Declared], given: dict):
     hints, values = typing.get_type_hints(settings), dict(given)
     for field in dataclasses.fields(settings):
         kind = _plain(hints[field.name])
@@ -148,7 +148,7 @@ def _build(settings: type, parsed: dict, taken: set[str], given: dict):
             continue
         if dataclasses.is_dataclass(kind):
             values[field.name] = _build(kind, parsed, taken, {})
-        elif field.name in taken and FLAG in field.metadata:
-            value = parsed[Declared(field, kind, field.metadata[FLAG]).dest]
+        elif field.name in taken:
+            value = parsed[taken[field.name].dest]
             values[field.name] = tuple(value) if typing.get_origin(kind) is tuple else value
     return settings(**values)

@@ -58,7 +58,7 @@ class Runner:
         if settings.catalog == "local":
             return LocalCatalog(self.spark)
         return GlueCatalog(region=settings.aws_region, date_layout=DATE_PARTITIONS[settings.date_partition],
-                           project_new_tables=getattr(settings, "partition_projection", False), say=stderr_sink)
+                           project_new_tables=settings.projects_new_tables, say=stderr_sink)
 
     @contextmanager
     def locked(self, holder: str, wait: LockWait = NO_WAIT) -> Iterator[SourceLock]:

@@ -138,6 +138,12 @@ class LakeSettings:
     def layout(self) -> LakeLayout:
         return LakeLayout(self.lake_uri, self.source_id)
 
+    @property
+    def lock_wait(self) -> LockWait:
+        """How the command waits while another run holds the source's lock: not at all, unless it takes
+        --wait-for-lock (a sync, a compaction)."""
+        return LockWait()
+
     def require_lake(self) -> None:
         """Refuses a local lake folder that does not exist (a command would otherwise create an empty one), naming it
         as the user gave it."""
@@ -194,6 +200,11 @@ class SourceSettings(LakeSettings):
         """What table names start with: the prefix joined with ``_`` (``ios`` -> ``ios_track_page_viewed``)."""
         return join_prefix(self.table_prefix)
 
+    @property
+    def projects_new_tables(self) -> bool:
+        """Whether the Glue tables the command creates get Athena partition projection (a sync's option)."""
+        return False
+
 
 @dataclass(frozen=True, kw_only=True)
 class SyncSettings(SourceSettings):
@@ -221,6 +232,14 @@ class SyncSettings(SourceSettings):
         "Athena then sees their partitions (docs/lake-format.md, Partition projection)"))
     replay: ReplayWindow = field(default_factory=ReplayWindow)
 
+    @property
+    def lock_wait(self) -> LockWait:
+        return self.lock
+
+    @property
+    def projects_new_tables(self) -> bool:
+        return self.partition_projection
+
     def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "input_uri", _uri(self.input_uri, "--input"))
@@ -247,6 +266,10 @@ class CompactionSettings(SourceSettings):
     target_file_mb: int = field(default=DEFAULT_TARGET_FILE_MB, metadata=flag(
         "size of the merged files", metavar="N"))
     lock: LockWait = field(default_factory=LockWait)
+
+    @property
+    def lock_wait(self) -> LockWait:
+        return self.lock
 
     def __post_init__(self) -> None:
         super().__post_init__()
