@@ -152,6 +152,10 @@ SLOWEST = ("test_kills", "test_deploy_rehearsal", "test_sync_cli", "test_compact
 def pytest_collection_modifyitems(config, items):
     """On xdist's workers: a module whose fixtures are made once per module keeps its tests on one worker (one xdist
     group); the tests of other modules go to whichever worker is free. The slowest modules come first."""
+    for item in items:  # make test's timing run collects only the files that say so (the Makefile's TIMING_FILES)
+        if item.get_closest_marker("timing") and "mark.timing" not in item.path.read_text():
+            raise pytest.UsageError(f"{item.nodeid} is marked timing where make test's timing run would not find it: "
+                                    "mark it with pytest.mark.timing in its own file")
     if not hasattr(config, "workerinput"):  # a run in one process keeps the files' order
         return
     for item in items:

@@ -137,10 +137,10 @@ class Options:
     def build(self, args: argparse.Namespace, **given):
         """The settings from the parsed ``args`` (fields this command does not take keep their defaults), and
         ``given`` values."""
-        return _build(self.settings, vars(args), {d.field.name: d for d in self.taken()}, given)
+        return _build(self.settings, vars(args), {d.field: d for d in self.taken()}, given)
 
 
-def _build(settings: type, parsed: dict, taken: dict[str, Declared], given: dict):
+def _build(settings: type, parsed: dict, taken: dict[dataclasses.Field, Declared], given: dict):
     hints, values = typing.get_type_hints(settings), dict(given)
     for field in dataclasses.fields(settings):
         kind = _plain(hints[field.name])
@@ -148,7 +148,7 @@ def _build(settings: type, parsed: dict, taken: dict[str, Declared], given: dict
             continue
         if dataclasses.is_dataclass(kind):
             values[field.name] = _build(kind, parsed, taken, {})
-        elif field.name in taken:
-            value = parsed[taken[field.name].dest]
+        elif field in taken:  # by the field itself: a value object's field may share another's name
+            value = parsed[taken[field].dest]
             values[field.name] = tuple(value) if typing.get_origin(kind) is tuple else value
     return settings(**values)
