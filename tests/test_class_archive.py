@@ -3,6 +3,7 @@ commands map it (with -Xshare:on a JVM that cannot map its archive refuses to st
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,27 @@ def test_a_spark_configuration_folder_on_the_class_path_turns_the_archive_off(tm
     assert sync.returncode == 0, sync.stderr[-2000:]
     assert "Error occurred during initialization of VM" not in sync.stdout + sync.stderr, sync.stdout + sync.stderr
     assert not [path.name for path in folder.iterdir() if "classes" in path.name]  # no archive, marker or partial
+
+
+def test_an_archive_another_user_could_have_written_is_not_mapped(tmp_path, monkeypatch):
+    """The archive lives in the shared temporary folder, and a JVM runs the classes it maps."""
+    from segment_lake import class_archive
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.delenv("SEGMENT_LAKE_CLASS_ARCHIVE", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    jar = tmp_path / "app.jar"
+    jar.write_bytes(b"")
+    archive = Path(class_archive.archive_path([str(jar)]))
+    assert archive.parent == tmp_path
+    archive.write_bytes(b"planted")
+    archive.chmod(0o444)
+    assert class_archive.java_options([str(jar)], record=False)[0] == [f"-XX:SharedArchiveFile={archive}",
+                                                                      class_archive.QUIET]  # this user's own
+    archive.chmod(0o666)
+    assert class_archive.java_options([str(jar)], record=True) == ([], None)  # others may write it
+    if os.geteuid() == 0:
+        archive.chmod(0o444)
+        os.chown(archive, 65534, 65534)  # another user's
+        assert class_archive.java_options([str(jar)], record=True) == ([], None)
+    assert archive.read_bytes() == b"planted" and not list(tmp_path.glob("*.recording"))

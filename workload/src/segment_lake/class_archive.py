@@ -106,6 +106,15 @@ def _tidy() -> None:
         _remove(archive)
 
 
+def _ours(path: str) -> bool:
+    """Whether the archive at ``path`` is this user's, and no one else may write it: the JVM runs what it maps."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return False
+    return status.st_uid == os.getuid() and not status.st_mode & 0o022
+
+
 def _mtime(path: str) -> float:
     try:
         return os.path.getmtime(path)
@@ -150,7 +159,8 @@ def java_options(class_path: list[str], record: bool) -> tuple[list[str], Record
         return [], None
     archive = archive_path(class_path)
     if os.path.exists(archive):
-        return [f"-XX:SharedArchiveFile={archive}", QUIET], None
+        # the folder is shared: another user's file at this name is neither mapped nor replaced
+        return ([f"-XX:SharedArchiveFile={archive}", QUIET] if _ours(archive) else []), None
     if not record:
         return [], None
     marker = f"{archive}.recording"
