@@ -146,7 +146,7 @@ def compact(run: Runner) -> list[str]:
     if not catalog.database_exists(settings.database):
         raise InvalidSettings(f"no database {settings.database!r} in the {settings.catalog} catalog: pass the "
                               f"--source-slug or --glue-database the syncs of {settings.source_id} use")
-    with run.locked("compact", settings.lock) as lock:
+    with run.locked("compact", settings.lock_wait) as lock:
         report = Compaction(run.spark, run.storage, catalog, run.layout, settings.database, settings.table_name_prefix,
                             settings.date_partition, check=lock.check, progress=run.progress
                             ).run(settings.older_than_hours, settings.target_file_mb)

@@ -53,7 +53,7 @@ class Sync:
         storage = storage or HadoopStorage(spark)
         self.env = SyncEnvironment(
             spark, settings, catalog, storage, layout, SourceState(storage, layout.state),
-            lock or source_lock(spark, layout, wait_seconds=settings.lock.seconds),
+            lock or source_lock(spark, layout, wait_seconds=settings.lock_wait.seconds),
             Progress(progress, spark_tasks(spark), heartbeat_seconds))
         self.driver_memory = spark.conf.get("spark.driver.memory", None)  # named if the JVM runs out
         self.metrics = metrics  # CloudWatch's client, when settings.metrics_namespace names where to write
