@@ -1,10 +1,13 @@
-"""Shared fixtures. The AWS provider costs ~20 s to import, so every stack the
-tests inspect is synthesized once per session, into one output folder."""
+"""Shared fixtures. The AWS provider costs ~20 s to import and a synthesis of every stack about 35 CPU-s, so every
+stack the tests inspect is synthesized once per session (by one of xdist's workers, for all), into one output folder,
+which tests read and do not change."""
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import json
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,9 +53,23 @@ class Synthesized:
 
 @pytest.fixture(scope="session")
 def synthesized(tmp_path_factory) -> Synthesized:
+    # the folder of this session's temporary folders, which xdist's workers share
+    shared = tmp_path_factory.getbasetemp().parent if os.environ.get("PYTEST_XDIST_WORKER") else \
+        tmp_path_factory.getbasetemp()
+    outdir = shared / "cdktf.out"
+    with open(shared / "cdktf.out.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a worker that comes second waits for the first one's synthesis
+        if not outdir.is_dir():
+            shutil.rmtree(shared / "cdktf.out.partial", ignore_errors=True)  # a worker's that died synthesizing
+            _synthesize(shared / "cdktf.out.partial")
+            (shared / "cdktf.out.partial").rename(outdir)  # whole or not there
+    stacks = {name: json.loads((outdir / "stacks" / name / "cdk.tf.json").read_text()) for name in APPS}
+    return Synthesized(outdir, stacks)
+
+
+def _synthesize(outdir: Path) -> None:
     from cdktf import App
 
-    outdir = tmp_path_factory.mktemp("cdktf.out")
     app = App(outdir=str(outdir))
     for name, path in APPS.items():
         module = load_module(path, f"app_{name.replace('-', '_')}")
@@ -67,8 +84,6 @@ def synthesized(tmp_path_factory) -> Synthesized:
         else:
             module.build(app)
     app.synth()
-    stacks = {name: json.loads((outdir / "stacks" / name / "cdk.tf.json").read_text()) for name in APPS}
-    return Synthesized(outdir, stacks)
 
 
 @pytest.fixture(scope="session")

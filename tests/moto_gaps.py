@@ -68,13 +68,6 @@ def provider_override(endpoint: str, state: Path) -> dict:
                                  "endpoints": [dict.fromkeys(SERVICES, endpoint)]}}}
 
 
-def terraform_env() -> dict[str, str]:
-    """The environment terraform runs in against moto: the provider gets its settings from the override only."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
-    env.update(TF_IN_AUTOMATION="1", AWS_EC2_METADATA_DISABLED="true")
-    return env
-
-
 @contextmanager
 def moto_server(log: Path) -> Iterator[str]:
     """A patched moto server in a process of its own, writing to ``log``; yields its endpoint."""

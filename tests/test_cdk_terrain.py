@@ -12,7 +12,7 @@ import sys
 
 import pytest
 from conftest import REPO
-from test_terraform import PLUGIN_DIR, run, terraform
+from terraform_cli import PLUGIN_DIR, run_terraform
 
 pytestmark = pytest.mark.constructs
 
@@ -60,7 +60,7 @@ def test_the_cdktn_stack_validates_against_the_mirrored_provider(on_cdktn):
     stack = on_cdktn["stack"]
     stack["terraform"]["required_providers"]["aws"]["version"] = "5.100.0"  # the only one the mirror has
     (on_cdktn["dir"] / "cdk.tf.json").write_text(json.dumps(stack))
-    init = run([terraform(), "init", "-backend=false", "-input=false", f"-plugin-dir={PLUGIN_DIR}"], on_cdktn["dir"])
+    init = run_terraform(["init", "-backend=false", "-input=false", f"-plugin-dir={PLUGIN_DIR}"], on_cdktn["dir"])
     assert init.returncode == 0, init.stderr
-    report = json.loads(run([terraform(), "validate", "-json"], on_cdktn["dir"]).stdout)
+    report = json.loads(run_terraform(["validate", "-json"], on_cdktn["dir"]).stdout)
     assert report["valid"] is True and report["error_count"] == 0, report["diagnostics"]

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import boto3
 import pytest
-from moto_gaps import moto_server, provider_override, terraform_env
+from moto_gaps import moto_server, provider_override
 from stack_helpers import resolve, resources
-from test_terraform import PLUGIN_DIR, terraform
+from terraform_cli import PLUGIN_DIR, run_terraform
 
 pytestmark = [pytest.mark.constructs, pytest.mark.aws]
 
@@ -142,11 +142,9 @@ def rehearse(name: str, stack_dir: Path, work: Path) -> Rehearsal:
         override = {**provide_what_the_stack_expects(stack, client),
                     **provider_override(endpoint, work / "terraform.tfstate")}
         (copy / "override.tf.json").write_text(json.dumps(override, indent=1))
-        env, binary = terraform_env(), terraform()
 
         def run(step: str, *args: str, timeout: int = 600) -> bool:
-            rehearsal.steps[step] = subprocess.run([binary, step, *args, "-input=false", "-no-color"], cwd=copy, env=env,
-                                                   capture_output=True, text=True, timeout=timeout)
+            rehearsal.steps[step] = run_terraform([step, *args, "-input=false", "-no-color"], copy, timeout=timeout)
             return rehearsal.succeeded(step) or step == "plan" and rehearsal.steps[step].returncode == 2
 
         if run("init", f"-plugin-dir={PLUGIN_DIR}", timeout=120) and run("apply", "-auto-approve", "-parallelism=20"):

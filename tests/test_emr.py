@@ -7,7 +7,7 @@ import sys
 import pytest
 from conftest import REPO
 from stack_helpers import named, only, policy, resolve, resources
-from test_terraform import PLUGIN_DIR, terraform
+from terraform_cli import PLUGIN_DIR, run_terraform
 
 pytestmark = pytest.mark.constructs
 
@@ -184,11 +184,9 @@ def provider_schema(tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("schema")
     (folder / "main.tf.json").write_text(json.dumps(
         {"terraform": {"required_providers": {"aws": {"source": "hashicorp/aws", "version": "5.100.0"}}}}))
-    binary = terraform()
-    init = subprocess.run([binary, "init", "-backend=false", "-input=false", f"-plugin-dir={PLUGIN_DIR}"],
-                          cwd=folder, capture_output=True, text=True)
+    init = run_terraform(["init", "-backend=false", "-input=false", f"-plugin-dir={PLUGIN_DIR}"], folder)
     assert init.returncode == 0, init.stderr
-    schema = subprocess.run([binary, "providers", "schema", "-json"], cwd=folder, capture_output=True, text=True)
+    schema = run_terraform(["providers", "schema", "-json"], folder)
     assert schema.returncode == 0, schema.stderr
     return json.loads(schema.stdout)["provider_schemas"]["registry.terraform.io/hashicorp/aws"]["resource_schemas"]
 

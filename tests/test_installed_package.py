@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from test_terraform import PLUGIN_DIR, terraform
+from terraform_cli import PLUGIN_DIR, run_terraform
 
 pytestmark = pytest.mark.constructs
 
@@ -111,16 +111,15 @@ def test_a_wheel_installed_in_a_fresh_virtualenv_synthesizes_validates_and_scans
     # synth wrote nothing into the installed package
     assert sorted(str(p) for p in (site / "segment_data_lake").rglob("*") if "__pycache__" not in p.parts) == installed_before
 
-    binary = terraform()
     for name, stack_name in (("consumer", "consumer"), ("readme", "lake")):
         stack_dir = tmp_path / name / "cdktf.out" / "stacks" / stack_name
         stack = json.loads((stack_dir / "cdk.tf.json").read_text())
         assert stack["resource"]["aws_scheduler_schedule"], name
         # the consumer keeps the always-on cluster; the README's example starts a transient one per tick
         assert ("aws_emr_cluster" in stack["resource"]) == (name == "consumer"), name
-        init = _run([binary, "init", "-backend=false", "-input=false", f"-plugin-dir={PLUGIN_DIR}"], stack_dir)
+        init = run_terraform(["init", "-backend=false", "-input=false", f"-plugin-dir={PLUGIN_DIR}"], stack_dir)
         assert init.returncode == 0, init.stderr
-        validate = json.loads(_run([binary, "validate", "-json"], stack_dir).stdout)
+        validate = json.loads(run_terraform(["validate", "-json"], stack_dir).stdout)
         assert validate["valid"] is True, (name, validate["diagnostics"])
         if name == "readme":  # the consumer's stack: by the documented commands below
             scan = _run([str(python), "-m", "segment_data_lake_scan", str(tmp_path / name / "cdktf.out")], tmp_path)

@@ -5,12 +5,11 @@ moto's server (moto_gaps.py), with the subnets and groups made there as a user's
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from moto_gaps import moto_server, provider_override, terraform_env
-from test_terraform import PLUGIN_DIR, terraform
+from moto_gaps import moto_server, provider_override
+from terraform_cli import PLUGIN_DIR, run_terraform
 
 pytestmark = [pytest.mark.constructs, pytest.mark.aws]
 
@@ -60,12 +59,9 @@ def synth_security(folder: Path, cases: dict[str, tuple[str, bool, dict[str, str
 def plan(stack_dir: Path, endpoint: str) -> list[dict]:
     """The plan's error diagnostics (terraform plan -json), each with the address it is about."""
     (stack_dir / "override.tf.json").write_text(json.dumps(provider_override(endpoint, stack_dir / "state")))
-    binary, env = terraform(), terraform_env()
-    init = subprocess.run([binary, "init", "-input=false", f"-plugin-dir={PLUGIN_DIR}"], cwd=stack_dir, env=env,
-                          capture_output=True, text=True, timeout=120)
+    init = run_terraform(["init", "-input=false", f"-plugin-dir={PLUGIN_DIR}"], stack_dir, timeout=120)
     assert init.returncode == 0, init.stderr
-    planned = subprocess.run([binary, "plan", "-input=false", "-json"], cwd=stack_dir, env=env, capture_output=True,
-                             text=True, timeout=300)
+    planned = run_terraform(["plan", "-input=false", "-json"], stack_dir)
     messages = [json.loads(line) for line in planned.stdout.splitlines() if line.startswith("{")]
     errors = [m["diagnostic"] for m in messages if m.get("type") == "diagnostic" and m["diagnostic"]["severity"] == "error"]
     assert (planned.returncode != 0) == bool(errors), planned.stdout[-3000:] + planned.stderr[-3000:]
