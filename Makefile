@@ -112,7 +112,7 @@ TIMING_FILES = $(shell grep -l 'mark\.timing' tests/test_*.py)
 # optimizing JIT compiler's work never pays back there, and stopping at the first tier takes a third or more off a
 # command's CPU (a sync of the sample events here: 42.8 -> 23.4-26.1 CPU-s). The product's own default is unchanged.
 test test-fast: export SEGMENT_LAKE_JAVA_OPTIONS ?= -XX:TieredStopAtLevel=1
-# terraform and its AWS provider (started once and reattached by the tests' commands: tests/terraform_cli.py) spend a
+# terraform and its AWS provider (which the tests' commands reattach rather than start: tests/terraform_cli.py) spend a
 # fifth of their CPU collecting garbage at Go's default: terraform validate of the main stack here, 5.8-6.6 -> 4.8 CPU-s at GOGC=400
 test test-fast: export GOGC ?= 400
 test: setup

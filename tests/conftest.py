@@ -52,10 +52,10 @@ class Synthesized:
 
 
 @pytest.fixture(scope="session")
-def synthesized(tmp_path_factory) -> Synthesized:
+def synthesized(tmp_path_factory, worker_id) -> Synthesized:
     # the folder of this session's temporary folders, which xdist's workers share
-    shared = tmp_path_factory.getbasetemp().parent if os.environ.get("PYTEST_XDIST_WORKER") else \
-        tmp_path_factory.getbasetemp()
+    shared = tmp_path_factory.getbasetemp()
+    shared = shared if worker_id == "master" else shared.parent
     outdir = shared / "cdktf.out"
     with open(shared / "cdktf.out.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # a worker that comes second waits for the first one's synthesis

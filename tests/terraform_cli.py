@@ -11,11 +11,9 @@ version the stack requires."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -37,32 +35,34 @@ def terraform() -> str:
 
 
 def provider_env() -> dict[str, str]:
-    """The environment of a provider talking to moto: its settings come from the stack's override only."""
+    """A provider's environment, fixed at its start: the tests' AWS settings come from a stack's override only."""
     env = {key: value for key, value in os.environ.items() if not key.startswith(("AWS_", "TF_REATTACH"))}
-    env.update(TF_IN_AUTOMATION="1", AWS_EC2_METADATA_DISABLED="true")
+    env["AWS_EC2_METADATA_DISABLED"] = "true"
     return env
-
-
-def _die_with_parent() -> None:
-    ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: no provider outlives its test process
 
 
 class _Provider:
     """One running provider in debug mode, started in ``folder``, and the value of TF_REATTACH_PROVIDERS that
-    reaches it."""
+    reaches it. Its output goes to a log (about 1 MB a validate), whose errors a failed command's output ends with."""
 
     def __init__(self, folder: Path | None) -> None:
         (binary,) = PROVIDER.glob("*/terraform-provider-aws_*")
         self.folder = folder
         self.log = tempfile.NamedTemporaryFile(prefix="terraform-provider-", suffix=".log")
-        self.process = subprocess.Popen([str(binary), "-debug"], cwd=folder, stdin=subprocess.DEVNULL, stdout=self.log,
-                                        stderr=subprocess.STDOUT, env=provider_env(), preexec_fn=_die_with_parent)
+        # setpriv: killed when the thread that started it ends (the starter's, which lives as long as the process)
+        self.process = subprocess.Popen(["setpriv", "--pdeathsig", "KILL", "--", str(binary), "-debug"], cwd=folder,
+                                        stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+                                        env=provider_env())
         deadline = time.monotonic() + 120
-        while not (found := REATTACH.search(Path(self.log.name).read_text(errors="replace"))):
-            assert self.process.poll() is None and time.monotonic() < deadline, (
-                f"the AWS provider did not start:\n{Path(self.log.name).read_text(errors='replace')[-3000:]}")
+        while not (found := REATTACH.search(self.output())):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f"the AWS provider did not start:\n{self.output()[-3000:]}")
             time.sleep(0.1)
         self.reattach = found.group(1)
+
+    def output(self, since: int = 0) -> str:
+        return Path(self.log.name).read_bytes()[since:].decode(errors="replace")
 
     def stop(self) -> None:
         self.process.kill()
@@ -76,35 +76,51 @@ ANYWHERE = ("validate", "providers")
 KEEP_IDLE = 3
 _idle: list[_Provider] = []
 _lock = threading.Lock()
-# the providers' parent thread, alive as long as the process: a provider dies when the thread that started it ends
+# the providers' parent thread, alive as long as the process
 _starter = ThreadPoolExecutor(1)
 
 
 @contextlib.contextmanager
 def _provider(folder: Path | None):
+    """An idle provider that suits ``folder`` (None: any), or a new one; it goes back to the idle ones only when the
+    command returned (a command that timed out may have left it working)."""
     with _lock:
         fits = [p for p in _idle if folder is None or p.folder == folder]
         provider = fits[-1] if fits else None
         if provider:
             _idle.remove(provider)
-    if provider is None or provider.process.poll() is not None:
-        provider = _starter.submit(_Provider, folder).result()
+    if provider is not None and provider.process.poll() is not None:
+        provider.stop()
+        provider = None
+    provider = provider or _starter.submit(_Provider, folder).result()
     try:
         yield provider
-    finally:
-        with _lock:
-            _idle.append(provider)
-            retired = _idle[:-KEEP_IDLE]
-            del _idle[:-KEEP_IDLE]
-        for old in retired:
-            old.stop()
+    except BaseException:
+        provider.stop()
+        raise
+    with _lock:
+        _idle.append(provider)
+        retired = _idle[:-KEEP_IDLE]
+        del _idle[:-KEEP_IDLE]
+    for old in retired:
+        old.stop()
 
 
 def run_terraform(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
-    """``terraform *args`` in ``cwd``, its output captured; every command but init on a reattached provider."""
+    """``terraform *args`` in ``cwd``, its output captured; every command but init on a reattached provider, whose
+    output meanwhile ends the stderr of a command that did not exit 0."""
     env = {key: value for key, value in os.environ.items() if key != "TF_REATTACH_PROVIDERS"}
+    env["TF_IN_AUTOMATION"] = "1"
     if args[0] == "init":
         return subprocess.run([terraform(), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     with _provider(None if args[0] in ANYWHERE else Path(cwd).resolve()) as provider:
-        return subprocess.run([terraform(), *args], cwd=cwd, env=dict(env, TF_REATTACH_PROVIDERS=provider.reattach),
+        logged = Path(provider.log.name).stat().st_size
+        done = subprocess.run([terraform(), *args], cwd=cwd, env=dict(env, TF_REATTACH_PROVIDERS=provider.reattach),
                               capture_output=True, text=True, timeout=timeout)
+        if done.returncode:
+            # in debug mode the provider logs every request (JSON at trace level): its errors, warnings and any
+            # plain line (a panic's) are the ones to read
+            lines = [line for line in provider.output(logged).splitlines()
+                     if not line.startswith("{") or '"@level":"error"' in line or '"@level":"warn"' in line]
+            done.stderr += "\n--- the provider's output meanwhile:\n" + "\n".join(lines)[-3000:]
+        return done

@@ -9,6 +9,7 @@ from terraform_cli import PLUGIN_DIR, run_terraform
 
 pytestmark = pytest.mark.constructs
 
+
 def run(args, cwd):
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=300)
 
