@@ -49,9 +49,12 @@ def _until_finished(input_dir: Path, lake: Path, env: dict) -> None:
     raise AssertionError("the source stayed locked")
 
 
-def run_trials(spark, work: Path, trials: int, events: int, seed: int, lock_seconds: int = 3) -> dict:
+def run_trials(spark, work: Path, trials: int, events: int, seed: int, lock_seconds: int = 3,
+               event_names: int | None = None) -> dict:
+    """``event_names``: distinct track event names to generate (None: the generator's default, 50)."""
     input_root = work / "input"
-    subprocess.run([CLI, "generate", "--output", str(input_root), "--events", str(events), "--seed", str(seed)],
+    names = ["--event-names", str(event_names)] if event_names else []
+    subprocess.run([CLI, "generate", "--output", str(input_root), "--events", str(events), "--seed", str(seed), *names],
                    check=True, capture_output=True)
     input_dir = input_root / "segment-logs" / SOURCE
     env = dict(os.environ, SEGMENT_LAKE_LOCK_SECONDS=str(lock_seconds))
