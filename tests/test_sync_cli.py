@@ -315,10 +315,11 @@ def test_a_command_stops_the_spark_it_started(tmp_path):
     """In a process of its own, as a step runs it: the session ends with the command, not at the interpreter's exit."""
     script = ("import sys\nfrom segment_lake import cli, session\ncode = cli.main(sys.argv[1:])\n"
               "from pyspark import SparkContext\nprint(code, SparkContext._active_spark_context is None, session._STARTED)\n")
-    write_run1(tmp_path / "input", "src1")
+    (tmp_path / "input").mkdir()  # nothing to sync: the command starts its Spark all the same
     finished = subprocess.run([sys.executable, "-c", script, "sync", "--source-id", "src1", "--input", "input",
                                "--lake", "lake"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert finished.stdout.splitlines()[-1] == "0 True []", finished.stderr[-2000:]
+    assert (tmp_path / "lake" / "segment-data" / "metastore" / "metastore_db").is_dir()  # its session had started
 
 
 def test_a_scheduled_sync_that_finds_its_source_busy_skips_and_succeeds(tmp_path):
