@@ -51,9 +51,9 @@ def _until_finished(input_dir: Path, lake: Path, env: dict) -> None:
 
 def run_trials(spark, work: Path, trials: int, events: int, seed: int, lock_seconds: int = 3,
                event_names: int | None = None) -> dict:
-    """``event_names``: distinct track event names to generate (None: the generator's default, 50)."""
+    """``event_names``: distinct track event names to generate (None: the generator's default)."""
     input_root = work / "input"
-    names = ["--event-names", str(event_names)] if event_names else []
+    names = [] if event_names is None else ["--event-names", str(event_names)]
     subprocess.run([CLI, "generate", "--output", str(input_root), "--events", str(events), "--seed", str(seed), *names],
                    check=True, capture_output=True)
     input_dir = input_root / "segment-logs" / SOURCE
