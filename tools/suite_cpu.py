@@ -21,18 +21,20 @@ TICK = os.sysconf("SC_CLK_TCK")
 SAMPLE_SECONDS = 0.5
 
 
-def _processes() -> dict[int, tuple[int, int, str]]:
-    """Every process: its parent, its CPU ticks and its children's it reaped, and its start time (with the pid, its
-    identity)."""
+def _processes() -> dict[int, tuple[int, int, str, int, str]]:
+    """Every process: its parent, its CPU ticks and its children's it reaped, its start time (with the pid, its
+    identity), its own ticks alone, and its command name."""
     found = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat") as stat:
-                    fields = stat.read().rsplit(")", 1)[1].split()
+                    line = stat.read()
             except OSError:
                 continue
-            found[int(entry)] = (int(fields[1]), sum(map(int, fields[11:15])), fields[19])
+            name, fields = line[line.index("(") + 1:line.rindex(")")], line.rsplit(")", 1)[1].split()
+            found[int(entry)] = (int(fields[1]), sum(map(int, fields[11:15])), fields[19],
+                                 int(fields[11]) + int(fields[12]), name)
     return found
 
 
@@ -43,12 +45,16 @@ class TreeCpu:
         self.root, self.lock = root, threading.Lock()
         self.members: dict[tuple[int, str], int] = {}
         self.orphans: dict[tuple[int, str], int] = {}
+        # the split of the tree's ticks: the worker's Python alone, its own Spark JVM (a java child of the worker),
+        # and the rest (the commands the tests start, their JVMs included); and every other JVM seen
+        self.split = {"python": 0, "spark": 0, "commands": 0}
+        self.jvms: set[tuple[int, str]] = set()
         threading.Thread(target=self._follow, daemon=True).start()
 
     def _sample(self) -> int:
         procs = _processes()
         children: dict[int, list[int]] = {}
-        for pid, (parent, _, _) in procs.items():
+        for pid, (parent, *_) in procs.items():
             children.setdefault(parent, []).append(pid)
         tree, stack = set(), [self.root]
         while stack:
@@ -57,6 +63,10 @@ class TreeCpu:
             stack += children.get(pid, [])
         tree &= procs.keys()
         with self.lock:
+            own = procs[self.root][3] if self.root in procs else 0
+            spark = sum(procs[pid][1] for pid in children.get(self.root, []) if procs[pid][4] == "java")
+            self.jvms |= {(pid, procs[pid][2]) for pid in tree if procs[pid][4] == "java" and pid not in
+                          children.get(self.root, [])}
             for pid in tree:
                 self.members[(pid, procs[pid][2])] = procs[pid][1]
             for key in [key for key in self.members if key[0] not in tree]:
@@ -67,7 +77,9 @@ class TreeCpu:
             for key in self.orphans:
                 if key[0] in procs and procs[key[0]][2] == key[1]:
                     self.orphans[key] = procs[key[0]][1]
-            return sum(procs[pid][1] for pid in tree) + sum(self.orphans.values())
+            total = sum(procs[pid][1] for pid in tree) + sum(self.orphans.values())
+            self.split = {"python": own, "spark": spark, "commands": total - own - spark}
+            return total
 
     def _follow(self) -> None:
         while True:
@@ -86,13 +98,16 @@ def pytest_runtest_protocol(item, nextitem):
     global _TREE
     _TREE = _TREE or TreeCpu(os.getpid())
     wall, cpu = time.time(), _TREE.seconds()
+    split, jvms = dict(_TREE.split), len(_TREE.jvms)
     yield
     folder = Path(os.environ.get("SUITE_CPU_OUT", "suite-cpu"))
     folder.mkdir(parents=True, exist_ok=True)
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     with (folder / f"{worker}.jsonl").open("a") as out:
-        out.write(json.dumps({"test": item.nodeid, "wall": round(time.time() - wall, 2),
-                              "cpu": round(_TREE.seconds() - cpu, 2), "worker": worker}) + "\n")
+        row = {"test": item.nodeid, "wall": round(time.time() - wall, 2), "cpu": round(_TREE.seconds() - cpu, 2),
+               "worker": worker, "jvms": len(_TREE.jvms) - jvms}
+        row.update({part: round((_TREE.split[part] - split[part]) / TICK, 2) for part in split})
+        out.write(json.dumps(row) + "\n")
 
 
 def report(folder: Path, top: int = 30) -> list[str]:
@@ -102,8 +117,17 @@ def report(folder: Path, top: int = 30) -> list[str]:
         modules[row["test"].split("::")[0]] += row["cpu"]
     lines = [f"{len(rows)} tests, {sum(r['cpu'] for r in rows):.0f} CPU-s, {sum(r['wall'] for r in rows):.0f} s "
              f"of the workers' time", "", "CPU-s  wall-s  test"]
-    lines += [f"{r['cpu']:6.0f} {r['wall']:7.0f}  {r['test']}" for r in sorted(rows, key=lambda r: -r["cpu"])[:top]]
-    lines += ["", "CPU-s  module"] + [f"{cpu:6.0f}  {module}" for module, cpu in modules.most_common(top)]
+    lines[-1] = "CPU-s  wall-s  python  spark  commands  JVMs  test"
+    lines += [f"{r['cpu']:6.0f} {r['wall']:7.0f} {r.get('python', 0):7.0f} {r.get('spark', 0):6.0f} "
+              f"{r.get('commands', 0):9.0f} {r.get('jvms', 0):5d}  {r['test']}"
+              for r in sorted(rows, key=lambda r: -r["cpu"])[:top]]
+    parts: dict[str, Counter] = {}
+    for row in rows:
+        for part in ("python", "spark", "commands", "jvms"):
+            parts.setdefault(row["test"].split("::")[0], Counter())[part] += row.get(part, 0)
+    lines += ["", "CPU-s  python  spark  commands  JVMs  module"]
+    lines += [f"{cpu:6.0f} {parts[module]['python']:7.0f} {parts[module]['spark']:6.0f} {parts[module]['commands']:9.0f}"
+              f" {parts[module]['jvms']:5d}  {module}" for module, cpu in modules.most_common(top)]
     return lines
 
 
