@@ -64,9 +64,9 @@ class TreeCpu:
         tree &= procs.keys()
         with self.lock:
             own = procs[self.root][3] if self.root in procs else 0
-            spark = sum(procs[pid][1] for pid in children.get(self.root, []) if procs[pid][4] == "java")
-            self.jvms |= {(pid, procs[pid][2]) for pid in tree if procs[pid][4] == "java" and pid not in
-                          children.get(self.root, [])}
+            workers_jvm = {pid for pid in children.get(self.root, []) if procs[pid][4] == "java"}
+            spark = sum(procs[pid][1] for pid in workers_jvm)
+            self.jvms |= {(pid, procs[pid][2]) for pid in tree - workers_jvm if procs[pid][4] == "java"}
             for pid in tree:
                 self.members[(pid, procs[pid][2])] = procs[pid][1]
             for key in [key for key in self.members if key[0] not in tree]:
@@ -112,22 +112,18 @@ def pytest_runtest_protocol(item, nextitem):
 
 def report(folder: Path, top: int = 30) -> list[str]:
     rows = [json.loads(line) for path in sorted(folder.glob("*.jsonl")) for line in path.read_text().splitlines()]
-    modules: Counter = Counter()
+    modules: dict[str, Counter] = {}
     for row in rows:
-        modules[row["test"].split("::")[0]] += row["cpu"]
+        modules.setdefault(row["test"].split("::")[0], Counter()).update(
+            {part: row.get(part, 0) for part in ("cpu", "python", "spark", "commands", "jvms")})
     lines = [f"{len(rows)} tests, {sum(r['cpu'] for r in rows):.0f} CPU-s, {sum(r['wall'] for r in rows):.0f} s "
-             f"of the workers' time", "", "CPU-s  wall-s  test"]
-    lines[-1] = "CPU-s  wall-s  python  spark  commands  JVMs  test"
+             f"of the workers' time", "", "CPU-s  wall-s  python  spark  commands  JVMs  test"]
     lines += [f"{r['cpu']:6.0f} {r['wall']:7.0f} {r.get('python', 0):7.0f} {r.get('spark', 0):6.0f} "
               f"{r.get('commands', 0):9.0f} {r.get('jvms', 0):5d}  {r['test']}"
               for r in sorted(rows, key=lambda r: -r["cpu"])[:top]]
-    parts: dict[str, Counter] = {}
-    for row in rows:
-        for part in ("python", "spark", "commands", "jvms"):
-            parts.setdefault(row["test"].split("::")[0], Counter())[part] += row.get(part, 0)
     lines += ["", "CPU-s  python  spark  commands  JVMs  module"]
-    lines += [f"{cpu:6.0f} {parts[module]['python']:7.0f} {parts[module]['spark']:6.0f} {parts[module]['commands']:9.0f}"
-              f" {parts[module]['jvms']:5d}  {module}" for module, cpu in modules.most_common(top)]
+    lines += [f"{m['cpu']:6.0f} {m['python']:7.0f} {m['spark']:6.0f} {m['commands']:9.0f} {m['jvms']:5d}  {module}"
+              for module, m in sorted(modules.items(), key=lambda item: -item[1]["cpu"])[:top]]
     return lines
 
 
