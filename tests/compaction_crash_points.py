@@ -72,7 +72,7 @@ def dedup_state(spark, lake: Path, span) -> tuple[set[str], set[str]]:
     storage, layout = HadoopStorage(spark), LakeLayout(f"file://{lake}", SOURCE)
     state = SourceState(storage, layout.state)
     ids = landed_ids(spark, storage, state, layout, "day_hour", *span)
-    return state.processed_files(), {row[0] for row in ids.select("message_id").distinct().collect()}
+    return state.processed_files(), {row[0] for row in ids.frame.select("message_id").distinct().collect()}
 
 
 def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, shape: Shape = SOAK) -> dict:

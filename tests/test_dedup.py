@@ -21,9 +21,11 @@ def _ids(spark, rows):
                                  "_row long, _message_id string, _received_at timestamp, file string, table string")
 
 
+TASKS = 3  # the ids shuffled into several partitions, as a larger run's are
+
 
 def _dropped(spark, rows, landed=None, run_id="run1"):
-    return sorted(r["_row"] for r in duplicate_rows(_ids(spark, rows), landed, run_id).collect())
+    return sorted(r["_row"] for r in duplicate_rows(_ids(spark, rows), landed, run_id, TASKS).collect())
 
 
 
@@ -59,8 +61,8 @@ def test_a_duplicate_names_its_file_table_and_the_kept_event(spark):
     t = datetime(2024, 1, 10)
     landed = spark.createDataFrame([("a", datetime(2024, 1, 9), "run0")],
                                    "message_id string, received_at timestamp, run_id string")
-    record = {r["_row"]: r.asDict() for r in duplicate_rows(
-        _ids(spark, [(1, "a", t, "f1"), (2, "b", t, "f1"), (3, "b", t + timedelta(hours=1), "f2")]), landed, "run1").collect()}
+    events = _ids(spark, [(1, "a", t, "f1"), (2, "b", t, "f1"), (3, "b", t + timedelta(hours=1), "f2")])
+    record = {r["_row"]: r.asDict() for r in duplicate_rows(events, landed, "run1", TASKS).collect()}
     assert record == {
         1: {"_row": 1, "message_id": "a", "received_at": t, "table_name": "t", "file": "f1", "run_id": "run1",
             "original_run_id": "run0", "original_received_at": datetime(2024, 1, 9)},
@@ -77,7 +79,7 @@ def test_a_duplicate_repeats_the_nearest_event_kept_before_it(spark):
     events = [(1, "m", day + timedelta(days=6), "a"), (2, "m", day + timedelta(days=7), "a"),
               (3, "m", day + timedelta(days=8), "a")]
     record = {r["_row"]: (r["original_run_id"], r["original_received_at"])
-              for r in duplicate_rows(_ids(spark, events), landed, "run1").collect()}
+              for r in duplicate_rows(_ids(spark, events), landed, "run1", TASKS).collect()}
     assert record == {1: ("run0", day - timedelta(days=1)), 3: ("run1", day + timedelta(days=7))}
 
 
@@ -94,7 +96,7 @@ def test_the_duplicates_leave_the_events_by_a_broadcast_when_few_and_a_shuffle_w
     growing with the run), and the same events remain."""
     t = datetime(2024, 1, 2)
     events = _ids(spark, [(n, f"m{n % 4}", t + timedelta(seconds=n), "a") for n in range(8)])
-    duplicates = duplicate_rows(events, None, "run1")
+    duplicates = duplicate_rows(events, None, "run1", TASKS)
     found = duplicates.count()
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")  # Spark itself would broadcast so small a table
     try:

@@ -6,8 +6,9 @@ from datetime import datetime
 import pytest
 from pyspark.sql import functions as F
 
+from segment_lake.environment import STORED_BYTES_PER_TASK, shuffle_tasks
 from segment_lake.field_codec import DECODE
-from segment_lake.parse import INPUT_BYTES_PER_TASK, parse_lines, shuffle_tasks
+from segment_lake.parse import parse_lines
 from segment_lake_contract import slug
 
 pytestmark = [pytest.mark.fast, pytest.mark.spark]
@@ -56,11 +57,11 @@ def test_slug(text, expected):
 def test_a_small_run_is_shuffled_into_few_tasks_and_a_large_one_into_every_partition():
     assert shuffle_tasks(0, 8) == 1  # an empty run (a file of blank lines) still has its one task
     assert shuffle_tasks(26_134, 8) == 1  # the sample's 19 lines
-    assert shuffle_tasks(INPUT_BYTES_PER_TASK, 8) == 1
-    assert shuffle_tasks(INPUT_BYTES_PER_TASK + 1, 8) == 2
-    assert shuffle_tasks(8 * INPUT_BYTES_PER_TASK, 8) == 8
-    assert shuffle_tasks(100 * INPUT_BYTES_PER_TASK, 8) == 8  # never more than the session's partitions
-    assert shuffle_tasks(100 * INPUT_BYTES_PER_TASK, 192) == 100  # a cluster's: as many as the bytes call for
+    assert shuffle_tasks(STORED_BYTES_PER_TASK, 8) == 1
+    assert shuffle_tasks(STORED_BYTES_PER_TASK + 1, 8) == 2
+    assert shuffle_tasks(8 * STORED_BYTES_PER_TASK, 8) == 8
+    assert shuffle_tasks(100 * STORED_BYTES_PER_TASK, 8) == 8  # never more than the session's partitions
+    assert shuffle_tasks(100 * STORED_BYTES_PER_TASK, 192) == 100  # a cluster's: as many as the bytes call for
 
 
 

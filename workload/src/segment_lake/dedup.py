@@ -55,10 +55,10 @@ _DROPPED = f"""transform(
     k -> named_struct('distance', abs(k.at - e.at), 'at', k.at, 'run', k.run)))))"""
 
 
-def duplicate_rows(events: DataFrame, landed: DataFrame | None, run_id: str) -> DataFrame:
+def duplicate_rows(events: DataFrame, landed: DataFrame | None, run_id: str, tasks: int) -> DataFrame:
     """One row per duplicate among ``events`` (_row, _message_id, _received_at, file, table), with
     ``landed`` (message_id, received_at, run_id) the index of earlier runs: ``_row`` and the record's
-    columns (DUPLICATE_COLUMNS), ``run_id`` being this run."""
+    columns (DUPLICATE_COLUMNS), ``run_id`` being this run; the ids shuffled into ``tasks`` partitions."""
     ours = events.select(
         F.col("_message_id").alias("id"), F.unix_micros("_received_at").alias("at"), "file",
         F.col("_row").alias("row"), "table", F.lit(False).alias("landed"), F.lit(run_id).alias("run"))
@@ -67,6 +67,7 @@ def duplicate_rows(events: DataFrame, landed: DataFrame | None, run_id: str) -> 
             F.col("message_id").alias("id"), F.unix_micros("received_at").alias("at"),
             F.lit(None).cast("string").alias("file"), F.lit(None).cast("long").alias("row"),
             F.lit(None).cast("string").alias("table"), F.lit(True).alias("landed"), F.col("run_id").alias("run")))
+    ours = ours.repartition(tasks, "id")  # the window and the grouping below take this partitioning as it is
     by_id = Window.partitionBy("id")
     # struct fields in sort order: receivedAt, then file and line break ties
     repeated = (ours.withColumn("_seen", F.count(F.lit(1)).over(by_id))
@@ -93,12 +94,17 @@ def without_duplicates(events: DataFrame, duplicates: DataFrame, found: int,
 
 
 def dedup(env: SyncEnvironment, parsed: Parsed) -> Deduped:
-    """The parsed events without the duplicates, against each other and the ids the lake holds (landed_index.py)."""
+    """The parsed events without the duplicates, against each other and the ids the lake holds (landed_index.py).
+    The ids are shuffled into as many tasks as the bytes they come from call for (the run's input, the landed ids
+    of the window): a small tick on a lake of few ids runs one task, not a task per shuffle partition (the duplicates
+    are cached, so Spark's adaptive execution would not coalesce them)."""
     landed = None
     if parsed.span:  # only ids landed within the dedup window of this run's events can match
         landed = landed_ids(env.spark, env.storage, env.state, env.layout, env.settings.date_partition,
                             *window(*parsed.span, DEDUP_WINDOW_DAYS))
-    duplicates = duplicate_rows(parsed.events, landed, parsed.run.run_id).persist(StorageLevel.DISK_ONLY)
+    tasks = env.shuffle_tasks(sum(parsed.run.manifest.sizes) + (landed.stored_bytes if landed else 0))
+    duplicates = duplicate_rows(parsed.events, landed.frame if landed else None, parsed.run.run_id,
+                                tasks).persist(StorageLevel.DISK_ONLY)
     found = duplicates.count()
     return Deduped(parsed.run, without_duplicates(parsed.events, duplicates, found), duplicates, found,
                    parsed.read_count - parsed.rejected_count - parsed.suppressed_count - found)

@@ -67,28 +67,42 @@ def current_generation(storage: LakeStorage, state: SourceState) -> Generation |
     return Generation.from_json(storage.read_text(state.landed_generation_uri))
 
 
+@dataclass(frozen=True)
+class LandedIds:
+    """The ids a run's events are compared with, and the bytes they are read from (what sizes dedup's shuffle)."""
+
+    frame: DataFrame
+    stored_bytes: int
+
+
 def landed_ids(spark: SparkSession, storage: LakeStorage, state: SourceState, layout: LakeLayout,
-               date_partition: str, first: datetime, last: datetime) -> DataFrame | None:
+               date_partition: str, first: datetime, last: datetime) -> LandedIds | None:
     """message_id, received_at and run_id of the events the lake holds that were received from ``first`` to
     ``last``; None when it holds none."""
-    found = []
-    if storage.list_files(state.landed_uri):
+    found, stored = [], 0
+    if runs := storage.list_files(state.landed_uri):
         found.append(spark.read.parquet(state.landed_uri))
+        stored += sum(f.size for f in runs)
     generation = current_generation(storage, state)
     if generation:
-        found.append(spark.read.parquet(join(state.landed_generations_uri, generation.name)))
+        merged = join(state.landed_generations_uri, generation.name)
+        found.append(spark.read.parquet(merged))
+        stored += sum(f.size for f in storage.list_files(merged))
         if first < generation.horizon:
-            found += table_ids(spark, storage, layout, date_partition, first, min(last, generation.horizon))
+            frames, in_tables = table_ids(spark, storage, layout, date_partition, first, min(last, generation.horizon))
+            found += frames
+            stored += in_tables
     if not found:
         return None
-    return _ids(found).where(F.col("received_at").between(_at(first), _at(last)))
+    return LandedIds(_ids(found).where(F.col("received_at").between(_at(first), _at(last))), stored)
 
 
 def table_ids(spark: SparkSession, storage: LakeStorage, layout: LakeLayout, date_partition: str, first: datetime,
-              last: datetime) -> list[DataFrame]:
+              last: datetime) -> tuple[list[DataFrame], int]:
     """The ids in the source's tables received from ``first`` to ``last`` (with the run or compaction that wrote
     each file as run_id, "" for others), read from the day partitions of those days only: one read per type of the
-    tables' message_id column (text as Segment sends it, a number when a source sent numbers)."""
+    tables' message_id column (text as Segment sends it, a number when a source sent numbers); and the bytes of the
+    files read (whole rows: more than the two columns read)."""
     day_keys = [(key, pattern) for key, pattern in DATE_PARTITIONS[date_partition] if key != "hr"]
     days = storage.glob(join(layout.tables, "*", "/".join(f"{key}=*" for key, _ in day_keys)))
     first_day, last_day = first.astimezone(UTC).date(), last.astimezone(UTC).date()
@@ -97,15 +111,17 @@ def table_ids(spark: SparkSession, storage: LakeStorage, layout: LakeLayout, dat
         if first_day <= day_of_folder(folder, day_keys) <= last_day:
             by_table[folder.rsplit("/", len(day_keys))[0]].append(folder)
     by_type: dict[str, list[str]] = defaultdict(list)
+    stored = 0
     for folders in by_table.values():
-        files = [f.uri for folder in folders for f in storage.list_files(folder) if f.uri.endswith(".parquet")][:1]
-        fields = {f.name: f.dataType.simpleString() for f in storage.parquet_footer(files[0])[0].fields} if files else {}
+        files = [f for folder in folders for f in storage.list_files(folder) if f.uri.endswith(".parquet")]
+        fields = {f.name: f.dataType.simpleString() for f in storage.parquet_footer(files[0].uri)[0].fields} if files else {}
         if "message_id" in fields:  # a table whose ids were all discarded has none to match
             by_type[fields["message_id"]] += folders
+            stored += sum(f.size for f in files)
     return [spark.read.schema(f"message_id {kind}, received_at timestamp").option("basePath", layout.tables)
             .parquet(*folders).select(F.col("message_id").cast("string").alias("message_id"), "received_at",
                                       F.regexp_extract(F.input_file_name(), WRITER_OF_FILE, 1).alias("run_id"))
-            for kind, folders in sorted(by_type.items())]
+            for kind, folders in sorted(by_type.items())], stored
 
 
 def _ids(frames: list[DataFrame]) -> DataFrame:

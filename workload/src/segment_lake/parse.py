@@ -24,19 +24,6 @@ from .suppression import SuppressionList, is_suppressed
 if TYPE_CHECKING:
     from .environment import SyncEnvironment
 
-# Input bytes (as stored, compressed or not) per task of the parse's shuffle, up to the session's shuffle partitions.
-# Every later stage runs one task per shuffle partition, and a task costs 10-20 ms however few its rows: the 19 sample
-# lines ran 78 tasks, 43 so (docs/performance.md). 2 MB of gzipped events is about 13,000; a run of 16 MB or more
-# gets every partition, as before.
-INPUT_BYTES_PER_TASK = 2 << 20
-
-
-def shuffle_tasks(input_bytes: int, partitions: int) -> int:
-    """The tasks of the parse's shuffle for a run of ``input_bytes``: one per INPUT_BYTES_PER_TASK, 1 to
-    ``partitions``."""
-    return max(1, min(partitions, -(-input_bytes // INPUT_BYTES_PER_TASK)))
-
-
 def parse_lines(lines: DataFrame, table_prefix: str, date_partition: str, tasks: int) -> DataFrame:
     """``lines`` (value, file, unreadable; see discover.read_lines) -> one row per non-blank line (and one per
     file's unreadable rest, rejected with its reason), in ``tasks`` partitions grouped by table
@@ -59,7 +46,7 @@ def parse(env: SyncEnvironment, run: Run) -> Parsed:
     manifest = run.manifest
     rows = parse_lines(read_lines(env.spark, list(manifest.files), list(manifest.sizes)),
                        env.settings.table_name_prefix, env.settings.date_partition,
-                       shuffle_tasks(sum(manifest.sizes), env.shuffle_partitions))
+                       env.shuffle_tasks(sum(manifest.sizes)))
     rows = rows.withColumn("_suppressed", F.col("reason").isNull() & is_suppressed(suppressed))
     counted = rows.groupBy(F.col("reason").isNotNull().alias("rejected"), "_suppressed").agg(
         F.count(F.lit(1)).alias("count"), F.min(F.unix_micros("_received_at")).alias("first"),
