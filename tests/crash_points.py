@@ -128,7 +128,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, ca
         reference, settings, catalog = copy_of(catalog_kind, f"reference-{catalog_kind}")
         counting = Boundaries(settings.lake_uri)
         sync(settings, catalog, counting)
-        expected = check_lake(spark, reference, SOURCE, inputs, catalog, settings.database)
+        expected = check_lake(reference, SOURCE, inputs, catalog, settings.database)
         for n, how in points_to_try(counting.seen, trials, seed):
             lake, settings, catalog = copy_of(catalog_kind, f"lake-{catalog_kind}-{n}-{how}")
             dying = Boundaries.at_point(settings.lake_uri, counting.seen, n, how)
@@ -138,7 +138,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, ca
             except Died:
                 pass
             sync(settings, catalog)
-            landed = check_lake(spark, lake, SOURCE, inputs, catalog, settings.database)
+            landed = check_lake(lake, SOURCE, inputs, catalog, settings.database)
             assert landed == expected, (f"death {how} write {n} ({dying.seen[-1]}): "
                                         f"{sum((landed - expected).values())} events too many, "
                                         f"{sum((expected - landed).values())} missing")

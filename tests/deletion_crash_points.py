@@ -19,20 +19,15 @@ from lake_checks import crash_points_main
 from recording_environment import Boundaries, Died, DyingStorage
 
 
-def lake_files(spark, lake: Path) -> dict[str, Counter]:
-    """The messageIds of every file a deletion may rewrite (tables, discards, duplicates), by path below the lake."""
-    from pyspark.sql import functions as F
+def lake_files(lake: Path) -> dict[str, Counter]:
+    """The messageIds of every file a deletion may rewrite (tables, discards, duplicates), by path below the lake; read
+    with pyarrow, file by file."""
+    import pyarrow.parquet as pq
 
     roots = [lake / "segment-data" / area / SOURCE for area in ("data", "discards")]
     roots.append(lake / "segment-data" / "state" / SOURCE / "duplicates")
-    files = sorted(str(f) for root in roots for f in root.rglob("*.parquet"))
-    found: dict[str, Counter] = {f[len(str(lake)) + 1:]: Counter() for f in files}
-    if files:
-        rows = (spark.read.schema("message_id string").parquet(*files)
-                .groupBy(F.input_file_name().alias("file"), "message_id").count().collect())
-        for row in rows:
-            found[row["file"].split(str(lake) + "/", 1)[1]][row["message_id"]] = row["count"]
-    return found
+    return {str(f.relative_to(lake)): Counter(pq.read_table(f, columns=["message_id"]).column(0).to_pylist())
+            for root in roots for f in sorted(root.rglob("*.parquet"))}
 
 
 def users_to_delete(spark, lake: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -67,7 +62,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, sh
         _stage_input(batch, source_root, inputs)
         Sync(spark, settings, LocalCatalog(spark), progress=lambda line: None).run()
     user_ids, anonymous_ids = users_to_delete(spark, base)
-    before = lake_files(spark, base)
+    before = lake_files(base)
 
     def delete(lake: Path, boundaries: Boundaries | None = None) -> None:
         storage = HadoopStorage(spark)
@@ -80,7 +75,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, sh
     shutil.copytree(base, reference)
     counting = Boundaries(f"file://{reference}")
     delete(reference, counting)
-    after = lake_files(spark, reference)
+    after = lake_files(reference)
     changed = sorted(path for path in before if before[path] != after.get(path))
     assert any(path not in after for path in changed), "no file was removed"
     assert changed and sum(sum(c.values()) for c in before.values()) > sum(sum(c.values()) for c in after.values())
@@ -96,7 +91,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, sh
             raise AssertionError(f"the deletion outlived its death at write {n} ({how})")
         except Died:
             pass
-        now = lake_files(spark, lake)
+        now = lake_files(lake)
         for path in sorted(set(before) | set(after)):  # each file whole: before or after
             assert now.get(path) in (before.get(path), after.get(path)), (
                 f"death {how} write {n} ({dying.seen[-1]}): {path} holds neither its rows before nor after")
@@ -107,7 +102,7 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int, sh
                  LocalCatalog(spark), progress=lambda line: None).run()
         else:
             delete(lake)
-        assert lake_files(spark, lake) == after, f"death {how} write {n} ({dying.seen[-1]}): the lake differs"
+        assert lake_files(lake) == after, f"death {how} write {n} ({dying.seen[-1]}): the lake differs"
         assert not (lake / "segment-data" / "state" / SOURCE / "deletion.json").exists(), "the journal was left"
         assert not list((lake / "segment-stage").rglob("*.parquet")), "staged files were left behind"
         assert list((lake / "segment-data" / "deletions" / SOURCE).glob("*.json")), "no deletion report"

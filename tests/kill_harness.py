@@ -49,7 +49,7 @@ def _until_finished(input_dir: Path, lake: Path, env: dict) -> None:
     raise AssertionError("the source stayed locked")
 
 
-def run_trials(spark, work: Path, trials: int, events: int, seed: int, lock_seconds: int = 3,
+def run_trials(work: Path, trials: int, events: int, seed: int, lock_seconds: int = 3,
                event_names: int | None = None) -> dict:
     """``event_names``: distinct track event names to generate (None: the generator's default)."""
     input_root = work / "input"
@@ -63,7 +63,7 @@ def run_trials(spark, work: Path, trials: int, events: int, seed: int, lock_seco
     subprocess.run([CLI, "sync", "--source-id", SOURCE, "--input", str(input_dir), "--lake", str(reference)],
                    check=True, capture_output=True, env=env)
     duration = time.monotonic() - started
-    expected = check_lake(spark, reference, SOURCE, input_dir)
+    expected = check_lake(reference, SOURCE, input_dir)
     chooser = random.Random(seed)
     stages: Counter = Counter()
     for trial in range(trials):
@@ -78,7 +78,7 @@ def run_trials(spark, work: Path, trials: int, events: int, seed: int, lock_seco
             stages[_stage(stderr) if process.returncode == -signal.SIGKILL else "after the end"] += 1
             time.sleep(lock_seconds)  # the killed run's lock expires
         _until_finished(input_dir, lake, env)
-        landed = check_lake(spark, lake, SOURCE, input_dir)
+        landed = check_lake(lake, SOURCE, input_dir)
         assert landed == expected, (f"trial {trial}: {sum((landed - expected).values())} events too many, "
                                     f"{sum((expected - landed).values())} missing")
     return {"trials": trials, "kills": sum(stages.values()), "events": sum(expected.values()),
@@ -87,9 +87,7 @@ def run_trials(spark, work: Path, trials: int, events: int, seed: int, lock_seco
 
 def main() -> int:
     args = harness_arguments(__doc__, trials=30, events=300_000, work=".cache/soak")
-    from segment_lake.session import build_session
-
-    summary = run_trials(build_session("kill harness"), args.work, args.trials, args.events, args.seed)
+    summary = run_trials(args.work, args.trials, args.events, args.seed)
     print(json.dumps(summary))
     return 0
 

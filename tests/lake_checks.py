@@ -37,15 +37,18 @@ def crash_points_main(doc: str, name: str, run_trials) -> int:
     return 0
 
 
-def lake_events(spark, lake: Path, source: str) -> Counter:
-    """(table, message_id, received_at) of every row in the source's table files, counted."""
-    from pyspark.sql import functions as F
+def lake_events(lake: Path, source: str) -> Counter:
+    """(table, message_id, received_at) of every row in the source's table files, counted; read with pyarrow, not the
+    engine that wrote them (and not a Spark query per table: 10-30 a trial)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    from parquet_reader import FORMAT
 
     found: Counter = Counter()
+    schema = pa.schema([("message_id", pa.string()), ("received_at", pa.timestamp("us"))])
     for table in sorted((lake / "segment-data" / "data" / source).glob("segment_type=*")):
-        rows = (spark.read.parquet(str(table)).groupBy("message_id", F.col("received_at").cast("string").alias("at"))
-                .count().collect())
-        found.update({(table.name, row["message_id"], row["at"]): row["count"] for row in rows})
+        rows = ds.dataset(str(table), format=FORMAT, schema=schema).to_table().to_pylist()
+        found.update((table.name, row["message_id"], row["received_at"]) for row in rows)
     return found
 
 
@@ -54,9 +57,9 @@ def _reports(lake: Path) -> list[list[dict]]:
             for path in sorted((lake / "segment-data" / "reports").rglob("report.json"))]
 
 
-def check_lake(spark, lake: Path, source: str, input_dir: Path, catalog=None, database: str | None = None) -> Counter:
+def check_lake(lake: Path, source: str, input_dir: Path, catalog=None, database: str | None = None) -> Counter:
     """Asserts the invariants; returns the events (see ``lake_events``) for comparison with a reference."""
-    events = lake_events(spark, lake, source)
+    events = lake_events(lake, source)
     assert events and max(events.values()) == 1, f"{sum(c - 1 for c in events.values())} events doubled"
 
     state = lake / "segment-data" / "state" / source
@@ -78,13 +81,15 @@ def check_lake(spark, lake: Path, source: str, input_dir: Path, catalog=None, da
     assert reported == sum(events.values()), f"the reports count {reported} rows, the lake has {sum(events.values())}"
 
     if catalog is not None:
+        from parquet_reader import file_schemas
+
         for table_dir in sorted((lake / "segment-data" / "data" / source).glob("segment_type=*")):
             table = table_dir.name.split("=", 1)[1]
             on_disk = {tuple(part.split("=", 1)[1] for part in f.parent.relative_to(table_dir).parts)
                        for f in table_dir.rglob("*.parquet")}
             columns = catalog.tables_columns(database, [table])[table]
             assert columns is not None, f"table {table} has files and no catalog entry"
-            file_columns = set(spark.read.parquet(str(table_dir)).columns) - {"day", "hr"}
+            file_columns = {name for schema in file_schemas(f"file://{table_dir}").values() for name in schema.names}
             assert file_columns <= {name for name, _ in columns}, f"{table}: columns missing from the catalog"
             assert catalog.partitions(database, table) == on_disk, f"{table}: the catalog's partitions differ"
     return events
