@@ -40,9 +40,13 @@ def test_the_metrics_are_the_reports_figures_its_duration_and_freshness():
         SyncSettings(source_id="src1", input_uri="in", lake_uri="lake", metrics_namespace=":lake")
 
 
+# a source of this module's own: other tests' syncs write metrics of theirs (src1's) to the same local endpoint
+SOURCE = "metricsrc1"
+
+
 def _sync(spark, tmp_path, client, said, database):
-    write_run1(tmp_path / "input", "src1")
-    settings = SyncSettings(source_id="src1", input_uri=f"{tmp_path}/input/segment-logs/src1",
+    write_run1(tmp_path / "input", SOURCE)
+    settings = SyncSettings(source_id=SOURCE, input_uri=f"{tmp_path}/input/segment-logs/{SOURCE}",
                             lake_uri=f"{tmp_path}/lake", glue_database=database, metrics_namespace=METRICS_NAMESPACE)
     return Sync(spark, settings, LocalCatalog(spark), progress=said.append, metrics=client).run()
 
@@ -54,10 +58,10 @@ def test_a_sync_writes_its_metrics_to_cloudwatch(spark, tmp_path, aws_endpoint, 
     assert "metrics: 8 written to CloudWatch namespace SegmentDataLake" in said
     cloudwatch = boto3.client("cloudwatch", endpoint_url=aws_endpoint, region_name="us-east-1")
     listed = cloudwatch.list_metrics(Namespace=METRICS_NAMESPACE,
-                                     Dimensions=[{"Name": METRICS_DIMENSION, "Value": "src1"}])["Metrics"]
+                                     Dimensions=[{"Name": METRICS_DIMENSION, "Value": SOURCE}])["Metrics"]
     assert {m["MetricName"] for m in listed} >= {"SyncsFinished", "Rows", "FreshnessSeconds", "DurationSeconds"}
     rows = cloudwatch.get_metric_statistics(
-        Namespace=METRICS_NAMESPACE, MetricName="Rows", Dimensions=[{"Name": METRICS_DIMENSION, "Value": "src1"}],
+        Namespace=METRICS_NAMESPACE, MetricName="Rows", Dimensions=[{"Name": METRICS_DIMENSION, "Value": SOURCE}],
         StartTime=result.finish_time - timedelta(minutes=5), EndTime=result.finish_time + timedelta(minutes=5),
         Period=60, Statistics=["Sum"])["Datapoints"]
     assert sum(point["Sum"] for point in rows) == result.row_count > 0
