@@ -101,12 +101,13 @@ sync-demo: setup
 	@echo "--- tables"; $(LAKE) sql --lake $(DEMO)/lake "show tables in demo_web"
 	@echo "--- sync history"; $(LAKE) history --lake $(DEMO)/lake
 
-# The suite scans every example stack, main.py's included (tests/test_policy_scan.py), as make scan does. Most of it
-# waits (on terraform's provider, moto, JVM start-ups), so it runs on TEST_WORKERS pytest-xdist workers; then the
-# tests that bound a time (marker timing: a signal stops a sync within 15 s; a lock's wait) run alone,
-# on a machine the other tests no longer load. That run collects only the files that mark a test so (collecting them
-# all imports the AWS provider, 35 s alone).
-TEST_WORKERS ?= 3
+# The suite scans every example stack, main.py's included (tests/test_policy_scan.py), as make scan does. It runs on
+# TEST_WORKERS pytest-xdist workers: on two cores, three left a quarter of the CPU idle while tests waited (on
+# terraform's provider, moto, sleeps between kills, pip's index), and four keep it busy (in place, 2026-11-28: the
+# parallel part 17 min 30 s at 1.55 cores busy with three, 14 min 50 s at 1.88 with four). Then the tests that bound a
+# time (marker timing: a signal stops a sync within 15 s; a lock's wait) run alone, on a machine the other tests no
+# longer load. That run collects only the files that mark a test so (collecting them all imports the AWS provider).
+TEST_WORKERS ?= 4
 TIMING_FILES = $(shell grep -l 'mark\.timing' tests/test_*.py)
 # The tests' JVMs (each worker's Spark, every command a test starts) each run seconds of many small queries: the
 # optimizing JIT compiler's work never pays back there, and stopping at the first tier takes a third or more off a
