@@ -16,6 +16,10 @@ JARS_DIR := .cache/jars
 SAGEMAKER_SDIST := .cache/downloads/sagemaker_pyspark-1.4.5.tar.gz
 JARS := $(JARS_DIR)/hadoop-aws-3.3.1.jar $(JARS_DIR)/aws-java-sdk-bundle-1.11.901.jar
 export SEGMENT_LAKE_SPARK_JARS := $(abspath $(JARS_DIR)/hadoop-aws-3.3.1.jar),$(abspath $(JARS_DIR)/aws-java-sdk-bundle-1.11.901.jar)
+# Apache Iceberg for local Spark (EMR brings its own): the runtime jar from the PyPI wheel snowpark-connect-deps-iceberg,
+# and the relocated Jackson it expects beside it, written from pyspark's own Jackson (workload/local/iceberg_jars.py)
+ICEBERG_WHEEL := .cache/downloads/snowpark_connect_deps_iceberg-1.0.3-py3-none-any.whl
+ICEBERG_JARS := $(JARS_DIR)/iceberg-spark-runtime-3.5_2.12-1.10.2.jar $(JARS_DIR)/iceberg-jackson-2.15.2.jar
 DEMO := .demo
 DEMO_SOURCE := Kq8dV1bX2c
 LAKE := $(VENV)/bin/segment-lake
@@ -37,7 +41,7 @@ BUNDLE_INPUTS := $(shell find workload/emr workload/src/segment_lake contract -t
 
 .PHONY: setup bundle dist synth validate scan demo sync-demo test test-fast soak bench clean
 
-setup: $(STAMP) $(JARS) $(BUNDLE)
+setup: $(STAMP) $(JARS) $(ICEBERG_JARS) $(BUNDLE)
 
 bundle: $(BUNDLE)
 
@@ -64,6 +68,13 @@ $(JARS): $(SAGEMAKER_SDIST)
 	mkdir -p $(JARS_DIR)
 	tar -xzf $(SAGEMAKER_SDIST) -C $(JARS_DIR) --strip-components=3 sagemaker_pyspark-1.4.5/deps/jars/$(notdir $@)
 	touch $@
+
+$(ICEBERG_WHEEL): | $(STAMP)
+	mkdir -p $(dir $@)
+	$(PY) -m pip download --quiet --no-deps --only-binary=:all: snowpark-connect-deps-iceberg==1.0.3 -d $(dir $@)
+
+$(ICEBERG_JARS) &: $(ICEBERG_WHEEL) workload/local/iceberg_jars.py
+	$(PY) workload/local/iceberg_jars.py --wheel $(ICEBERG_WHEEL) --output $(JARS_DIR)
 
 $(STAMP): requirements.lock pyproject.toml workload/pyproject.toml contract/pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11"; exit 1; }

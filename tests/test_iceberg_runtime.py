@@ -1,0 +1,91 @@
+"""Apache Iceberg for local Spark from PyPI packages alone (workload/local/iceberg_jars.py, run by make setup): the
+relocated Jackson names only the relocated package, and a Spark given the two jars keeps an Iceberg table beside a
+Parquet one in the embedded Hive catalog, with a snapshot tagged by its run."""
+import json
+import os
+import subprocess
+import sys
+import zipfile
+
+import pytest
+from conftest import REPO, load_module
+
+iceberg_jars = load_module(REPO / "workload" / "local" / "iceberg_jars.py", "iceberg_jars")
+JARS = [REPO / ".cache" / "jars" / iceberg_jars.RUNTIME, REPO / ".cache" / "jars" / "iceberg-jackson-2.15.2.jar"]
+
+
+@pytest.mark.fast
+def test_relocation_moves_every_name_of_jacksons_package_and_nothing_else():
+    [databind] = [jar for jar in iceberg_jars.pyspark_jackson_jars() if "jackson-databind" in jar]
+    with zipfile.ZipFile(databind) as jar:
+        original = jar.read("com/fasterxml/jackson/databind/ObjectMapper.class")
+    relocated = iceberg_jars.relocate_class(original)
+    assert relocated[:10] == original[:10]  # magic, version and the constant pool's size
+    assert relocated.count(b"com/fasterxml/jackson/") == relocated.count(iceberg_jars.RELOCATED) > 100
+    assert relocated.count(b"java/lang/Object") == original.count(b"java/lang/Object")
+    # each relocated text grew by the prefix, and only those: the pool's indices and the code after it are untouched
+    grown = len(iceberg_jars.RELOCATED) - len(iceberg_jars.PACKAGE)
+    assert len(relocated) - len(original) == grown * original.count(b"com/fasterxml/jackson/") + grown * original.count(
+        b"com.fasterxml.jackson.")
+    assert relocated.endswith(original[-200:])
+    assert iceberg_jars.relocated_name("com/fasterxml/jackson/core/JsonFactory.class") == \
+        "org/apache/iceberg/shaded/com/fasterxml/jackson/core/JsonFactory.class"
+    assert iceberg_jars.relocated_name("META-INF/services/com.fasterxml.jackson.core.JsonFactory") == \
+        "META-INF/services/org.apache.iceberg.shaded.com.fasterxml.jackson.core.JsonFactory"
+    assert iceberg_jars.relocated_name("META-INF/versions/9/module-info.class") is None
+    with pytest.raises(ValueError, match="not a class file"):
+        iceberg_jars.relocate_class(b"PK\x03\x04")
+
+
+# A Spark of its own (the workers' sessions have other jars): the embedded catalog as the sync app sets it up, with
+# Iceberg's session catalog over it and the settings Iceberg needs there (Hive's lock off: one run per source holds a
+# lock of its own)
+SCRIPT = """
+import json, sys
+from pyspark.sql import SparkSession
+work, jars, java_options = sys.argv[1], sys.argv[2], sys.argv[3]
+spark = (SparkSession.builder.master("local[2]").config("spark.jars", jars)
+         .config("spark.driver.extraJavaOptions", java_options).config("spark.ui.enabled", "false")
+         .config("spark.sql.session.timeZone", "UTC")
+         .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+         .config("spark.sql.catalog.spark_catalog", "org.apache.iceberg.spark.SparkSessionCatalog")
+         .config("spark.sql.catalog.spark_catalog.type", "hive")
+         .config("spark.hadoop.hive.metastore.schema.verification", "false")
+         .config("spark.hadoop.datanucleus.schema.autoCreateAll", "true")
+         .config("spark.hadoop.iceberg.engine.hive.lock-enabled", "false")
+         .config("spark.sql.warehouse.dir", f"{work}/warehouse")
+         .config("spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={work}/metastore_db;create=true")
+         .enableHiveSupport().getOrCreate())
+spark.sql("create database web")
+spark.sql(f"create table web.pages (message_id string, received_at timestamp, day string, hr string) using iceberg "
+          f"partitioned by (day, hr) location '{work}/data/src1/pages' tblproperties ('format-version'='2')")
+rows = spark.createDataFrame([("m1", "2024-01-02 03:00:00", "2024-01-02", "03"), ("m2", "2024-01-02 04:00:00",
+                              "2024-01-02", "04")], "message_id string, received_at string, day string, hr string")
+rows = rows.selectExpr("message_id", "cast(received_at as timestamp) as received_at", "day", "hr")
+rows.writeTo("web.pages").option("snapshot-property.segment-run-id", "run-1").append()
+spark.sql("delete from web.pages where message_id = 'm1'")
+spark.sql("create table web.plain (a int) using parquet")
+print(json.dumps({
+    "rows": [r.message_id + " " + r.day + " " + r.hr for r in spark.sql("select * from web.pages").collect()],
+    "snapshots": [[r.operation, r.run] for r in spark.sql(
+        "select operation, summary['segment-run-id'] as run from web.pages.snapshots order by committed_at").collect()],
+    "tables": sorted(r.tableName for r in spark.sql("show tables in web").collect()),
+    "provider": spark.sql("describe table extended web.pages").where("col_name = 'Provider'").first().data_type}))
+"""
+
+
+@pytest.mark.spark
+def test_a_local_spark_with_the_two_jars_writes_and_deletes_in_an_iceberg_table(tmp_path):
+    for jar in JARS:
+        assert jar.is_file(), f"{jar} is missing: run `make setup`"
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path), ",".join(map(str, JARS)),
+                           os.environ.get("SEGMENT_LAKE_JAVA_OPTIONS", "")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found == {"rows": ["m2 2024-01-02 04"], "snapshots": [["append", "run-1"], ["delete", None]],
+                     "tables": ["pages", "plain"], "provider": "iceberg"}
+    table = tmp_path / "data" / "src1" / "pages"
+    assert list((table / "metadata").glob("*.metadata.json"))
+    assert sorted(p.relative_to(table / "data").as_posix() for p in (table / "data").glob("day=*/hr=*")) == [
+        "day=2024-01-02/hr=03", "day=2024-01-02/hr=04"]
