@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO, load_module
 
 iceberg_jars = load_module(REPO / "workload" / "local" / "iceberg_jars.py", "iceberg_jars")
-JARS = [REPO / ".cache" / "jars" / iceberg_jars.RUNTIME, REPO / ".cache" / "jars" / "iceberg-jackson-2.15.2.jar"]
+JARS = [REPO / ".cache" / "jars" / iceberg_jars.RUNTIME, REPO / ".cache" / "jars" / iceberg_jars.JACKSON_JAR]
 
 
 @pytest.mark.fast

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import struct
 import sys
@@ -19,8 +18,11 @@ import zipfile
 from pathlib import Path
 
 RUNTIME = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
+JACKSON_VERSION = "2.15.2"  # pyspark 3.5's
 JACKSON = ("jackson-annotations", "jackson-core", "jackson-databind", "jackson-datatype-jsr310")
+JACKSON_JAR = f"iceberg-jackson-{JACKSON_VERSION}.jar"
 PACKAGE, RELOCATED = b"com/fasterxml/jackson/", b"org/apache/iceberg/shaded/com/fasterxml/jackson/"
+DOTTED_PACKAGE, DOTTED_RELOCATED = PACKAGE.replace(b"/", b"."), RELOCATED.replace(b"/", b".")
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # the same bytes at every build
 
 # constant pool tags -> the bytes that follow the tag (Utf8 is read by its length; Long and Double take two slots)
@@ -53,8 +55,7 @@ def relocate_class(data: bytes) -> bytes:
 
 
 def relocate_text(text: bytes) -> bytes:
-    dotted_from, dotted_to = PACKAGE.replace(b"/", b"."), RELOCATED.replace(b"/", b".")
-    return text.replace(PACKAGE, RELOCATED).replace(dotted_from, dotted_to)
+    return text.replace(PACKAGE, RELOCATED).replace(DOTTED_PACKAGE, DOTTED_RELOCATED)
 
 
 def relocated_name(name: str) -> str | None:
@@ -91,19 +92,21 @@ def pyspark_jackson_jars() -> list[str]:
     import pyspark
 
     folder = os.path.join(os.path.dirname(pyspark.__file__), "jars")
-    jars = [path for name in JACKSON for path in glob.glob(os.path.join(folder, f"{name}-2.*.jar"))]
-    if len(jars) != len(JACKSON):
-        raise SystemExit(f"pyspark's jars in {folder} lack one of {', '.join(JACKSON)}: reinstall pyspark 3.5")
-    return sorted(jars)
+    jars = [os.path.join(folder, f"{name}-{JACKSON_VERSION}.jar") for name in JACKSON]
+    missing = [os.path.basename(jar) for jar in jars if not os.path.isfile(jar)]
+    if missing:
+        raise SystemExit(f"pyspark's jars in {folder} lack {', '.join(missing)}: install the pinned pyspark "
+                         "(requirements.lock)")
+    return jars
 
 
 def extract_runtime(wheel: Path, output: Path) -> None:
     with zipfile.ZipFile(wheel) as read:
-        [member] = [name for name in read.namelist() if name.endswith("/" + RUNTIME)] or [None]
-        if member is None:
+        members = [name for name in read.namelist() if name.endswith("/" + RUNTIME)]
+        if not members:
             raise SystemExit(f"{wheel} holds no {RUNTIME}: download snowpark-connect-deps-iceberg==1.0.3")
         partial = output.with_suffix(".partial")
-        partial.write_bytes(read.read(member))
+        partial.write_bytes(read.read(members[0]))
         os.replace(partial, output)
 
 
@@ -112,12 +115,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wheel", type=Path, required=True, help="snowpark_connect_deps_iceberg-1.0.3-*.whl")
     parser.add_argument("--output", type=Path, required=True, help="the folder of the jars")
     args = parser.parse_args(argv)
+    if not zipfile.is_zipfile(args.wheel):
+        parser.error(f"--wheel {args.wheel} is not a wheel: download it with pip download --no-deps "
+                     "snowpark-connect-deps-iceberg==1.0.3 (make setup does)")
     args.output.mkdir(parents=True, exist_ok=True)
     extract_runtime(args.wheel, args.output / RUNTIME)
-    jackson = pyspark_jackson_jars()
-    version = Path(jackson[0]).stem.rsplit("-", 1)[1]
-    count = write_relocated_jackson(jackson, args.output / f"iceberg-jackson-{version}.jar")
-    print(f"{args.output / RUNTIME}; {args.output}/iceberg-jackson-{version}.jar ({count} entries)", file=sys.stderr)
+    count = write_relocated_jackson(pyspark_jackson_jars(), args.output / JACKSON_JAR)
+    print(f"{args.output / RUNTIME}; {args.output / JACKSON_JAR} ({count} entries)", file=sys.stderr)
     return 0
 
 
