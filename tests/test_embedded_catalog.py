@@ -16,11 +16,15 @@ def run(*args, cwd=None):
     return subprocess.run([CLI, *args], capture_output=True, text=True, cwd=cwd, timeout=600)
 
 
-def test_a_catalog_left_half_created_by_a_killed_run_does_not_block_the_source(tmp_path):
-    # what a kill while Derby creates the embedded catalog leaves: its folder without service.properties
+# what a kill while Derby creates the embedded catalog leaves: its folder without service.properties, or with the file
+# Derby had opened and not yet flushed (an empty file: Derby then refused the folder with XCY03 on every later run)
+@pytest.mark.parametrize("properties", [None, ""], ids=["no service.properties", "empty service.properties"])
+def test_a_catalog_left_half_created_by_a_killed_run_does_not_block_the_source(tmp_path, properties):
     write_run1(tmp_path / "input", "src1")
     half = tmp_path / "lake" / "segment-data" / "metastore" / "metastore_db"
     (half / "seg0").mkdir(parents=True)
+    if properties is not None:
+        (half / "service.properties").write_text(properties)
     result = run("sync", "--source-id", "src1", "--input", "input/segment-logs/src1", "--lake", "lake", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "the embedded catalog was left half-created by a killed run; moved it to " in result.stderr
@@ -35,7 +39,7 @@ def test_a_catalog_another_command_is_creating_is_left_alone(tmp_path):
     under a lock: this holder stands in for the first command."""
     import threading
 
-    from segment_lake.embedded_catalog import CREATION_LOCK, creation
+    from segment_lake.embedded_catalog import CREATION_LOCK, LAST_LINE, creation
 
     creating = tmp_path / "metastore_db"
     (creating / "seg0").mkdir(parents=True)
@@ -54,7 +58,7 @@ def test_a_catalog_another_command_is_creating_is_left_alone(tmp_path):
     second.start()
     second.join(timeout=1)
     assert second.is_alive() and must_create == []  # waits while the first creates
-    (creating / "service.properties").write_text("")  # the first's Derby finished
+    (creating / "service.properties").write_text(f"derby.serviceProtocol=x\n{LAST_LINE}\n")  # the first's Derby finished
     holder.communicate("")  # and the first released the lock
     second.join(timeout=30)
     assert must_create == [False] and (creating / "seg0").is_dir()  # nothing to create, nothing moved
@@ -64,3 +68,21 @@ def test_a_catalog_another_command_is_creating_is_left_alone(tmp_path):
     with creation(str(tmp_path)) as must:
         assert must is True
     assert not creating.exists() and len(list(tmp_path.glob("metastore_db.half-created-*"))) == 1
+
+
+def test_a_catalog_counts_as_created_once_derby_wrote_its_service_properties_whole(spark, tmp_path):
+    import shutil
+
+    from segment_lake.embedded_catalog import DATABASE, created
+
+    # the tests' session's catalog, made by Derby (the warehouse folder is beside metastore_db)
+    store = Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")).parent
+    assert created(str(store))
+    whole = (store / DATABASE / "service.properties").read_text()
+    copy = tmp_path / DATABASE
+    copy.mkdir()
+    for cut in ("", whole[: len(whole) // 2], whole.rstrip()[:-1]):  # killed before, during and at the end of a flush
+        (copy / "service.properties").write_text(cut)
+        assert not created(str(tmp_path)), cut
+    shutil.copy(store / DATABASE / "service.properties", copy / "service.propertiesold")  # Derby rewriting the file
+    assert created(str(tmp_path))

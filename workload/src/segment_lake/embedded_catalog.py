@@ -15,6 +15,9 @@ from pyspark.sql import SparkSession
 
 CREATION_LOCK = "catalog-creation.lock"  # beside metastore_db
 DATABASE = "metastore_db"
+# the line Derby writes last in service.properties: a run killed before Derby flushed the file leaves it short or empty,
+# and Derby refuses to open the folder ever after (XCY03: 'derby.serviceProtocol' has not been set)
+LAST_LINE = "#--- last line, don't put anything after this line ---"
 
 
 def store_for(store: str, reads_only: bool) -> str:
@@ -28,16 +31,26 @@ def store_for(store: str, reads_only: bool) -> str:
 
 
 def created(store: str) -> bool:
-    return os.path.exists(os.path.join(store, DATABASE, "service.properties"))
+    """Whether Derby finished writing the catalog's ``service.properties`` (a complete file ends with its last line).
+    Derby keeps the previous file as ``service.propertiesold`` while it rewrites one: a catalog once complete is never
+    taken for a half-created one."""
+    database = os.path.join(store, DATABASE)
+    if os.path.exists(os.path.join(database, "service.propertiesold")):
+        return True
+    try:
+        with open(os.path.join(database, "service.properties"), "rb") as properties:
+            return properties.read().rstrip().endswith(LAST_LINE.encode())
+    except FileNotFoundError:
+        return False
 
 
 @contextlib.contextmanager
 def creation(store: str):
     """Held while this command creates the catalog in ``store``: a second command started meanwhile waits for it, and
     neither takes the other's folder for a killed run's. Yields whether the catalog is still to be created. Under the
-    lock, a folder without ``service.properties`` was left by a run killed while creating it (the kernel released its
-    lock). Derby refuses to open such a folder ever after, and it never held a table (a finished run needs a created
-    catalog): it is moved aside, and the redo registers its tables anew."""
+    lock, a folder without a complete ``service.properties`` was left by a run killed while creating it (the kernel
+    released its lock). Derby refuses to open such a folder ever after, and it never held a table (a finished run needs
+    a created catalog): it is moved aside, and the redo registers its tables anew."""
     with open(os.path.join(store, CREATION_LOCK), "a") as lock_file:
         try:
             fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
