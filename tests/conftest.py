@@ -163,6 +163,13 @@ SLOWEST = ("test_kills", "test_deploy_rehearsal", "test_sync_cli", "test_compact
            "test_policy_scan")
 
 
+# the modules that build stacks in their own process (about 100 s of tests in all): on one worker, the one that imports
+# the AWS provider for them (16 CPU-s; they import it inside their tests, not at collection, which every worker does)
+BUILD_STACKS = ("test_alerts", "test_bring_your_own", "test_bucket", "test_emr", "test_glue_and_outputs", "test_grants",
+                "test_iam", "test_network", "test_plan_checks", "test_replay_cluster", "test_transient_clusters",
+                "test_validation", "test_workload_and_schedules")
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config, items):
     """On xdist's workers: a module whose fixtures are made once per module keeps its tests on one worker (one xdist
@@ -174,9 +181,12 @@ def pytest_collection_modifyitems(config, items):
     if not hasattr(config, "workerinput"):  # a run in one process keeps the files' order
         return
     for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1]
         scopes = {definition.scope for definitions in item._fixtureinfo.name2fixturedefs.values()
                   for definition in definitions}
-        if scopes & {"module", "class", "package"}:
+        if module in BUILD_STACKS:
+            item.add_marker(pytest.mark.xdist_group("build-stacks"))
+        elif scopes & {"module", "class", "package"}:
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
     rank = {name: index for index, name in enumerate(SLOWEST)}
     items.sort(key=lambda item: rank.get(item.module.__name__.rsplit(".", 1)[-1], len(SLOWEST)))

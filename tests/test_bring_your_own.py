@@ -9,18 +9,6 @@ import re
 import pytest
 from stack_helpers import only, resources
 
-import segment_data_lake
-from segment_data_lake import (
-    DataLakeAlerts,
-    DataLakeBucket,
-    DataLakeConfigError,
-    DataLakeRoles,
-    DataLakeRolesProps,
-    EmrSecurity,
-    EmrSecurityProps,
-)
-from segment_data_lake.aws import App, AwsProvider, TerraformOutput, TerraformStack, Testing
-
 pytestmark = pytest.mark.constructs
 
 
@@ -62,6 +50,17 @@ def test_a_brought_bucket_and_roles_are_used_and_not_created(synthesized):
 
 
 def test_bringing_needs_names_and_the_profiles_role():
+    from segment_data_lake import (
+        DataLakeAlerts,
+        DataLakeBucket,
+        DataLakeConfigError,
+        DataLakeRoles,
+        DataLakeRolesProps,
+        EmrSecurity,
+        EmrSecurityProps,
+    )
+    from segment_data_lake.aws import App, TerraformStack
+
     stack = TerraformStack(App(), "brought")
     key = EmrSecurity.from_key_arn(stack, "Key", "arn:aws:kms:us-east-1:111122223333:key/k1")
     configuration = EmrSecurity.from_security_configuration_name(stack, "Configuration", "platform")
@@ -99,6 +98,10 @@ def test_bringing_needs_names_and_the_profiles_role():
 def test_every_brought_piece_has_one_shape():
     """Each is made by a from_*(scope, id, ...) of the construct that would create it, synthesizes nothing, and builds
     its ARN in the partition and account of the stack's provider."""
+    import segment_data_lake
+    from segment_data_lake import DataLakeBucket, DataLakeRoles
+    from segment_data_lake.aws import App, AwsProvider, TerraformOutput, TerraformStack, Testing
+
     made = {cls.__name__ + "." + name for cls in vars(segment_data_lake).values() if isinstance(cls, type)
             for name in vars(cls) if name.startswith("from_")}
     assert made == {"DataLakeBucket.from_bucket_name", "DataLakeRoles.from_role_name",

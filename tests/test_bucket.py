@@ -4,8 +4,6 @@ import json
 import pytest
 from stack_helpers import as_list, only, policy, resources
 
-from segment_data_lake import DataLakeBucketProps, DataLakeConfigError
-
 pytestmark = pytest.mark.constructs
 
 
@@ -61,7 +59,7 @@ def test_a_flow_log_into_the_lake_bucket_waits_for_it_and_its_delivery_grant_sta
 
 
 def test_a_brought_bucket_keeps_its_lifecycle_rules_unless_the_user_chooses():
-    from segment_data_lake import DataLakeBucket
+    from segment_data_lake import DataLakeBucket, DataLakeBucketProps, DataLakeConfigError
     from segment_data_lake.aws import AwsProvider, TerraformStack, Testing
 
     with pytest.raises(DataLakeConfigError, match="bucket 'lake-bucket' exists already .create_bucket=False.: set "
@@ -78,6 +76,8 @@ def test_a_brought_bucket_keeps_its_lifecycle_rules_unless_the_user_chooses():
 
 
 def test_extra_policy_statements_are_checked():
+    from segment_data_lake import DataLakeBucketProps, DataLakeConfigError
+
     with pytest.raises(DataLakeConfigError, match="give each a 'Sid' and an 'Effect'"):
         DataLakeBucketProps(bucket_name="lake-bucket", create_bucket=True, extra_policy_statements=[{"Effect": "Allow"}])
     with pytest.raises(DataLakeConfigError, match="extra_policy_statements is set for an existing bucket"):

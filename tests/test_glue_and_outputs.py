@@ -1,12 +1,8 @@
 """Glue databases, Lake Formation grants and the outputs a user copies into Segment."""
 import json
 
-import cdktf
 import pytest
-from cdktf import App, TerraformStack
 from stack_helpers import resources
-
-from segment_data_lake import DataLakeBucket, DataLakeRoles, GlueCatalog, GlueCatalogProps, SegmentSource
 
 pytestmark = pytest.mark.constructs
 
@@ -56,13 +52,16 @@ def test_lake_formation_grants_only_what_each_role_uses(synthesized):
 
 
 def test_lake_formation_readers_may_describe_and_select(synthesized):
+    from segment_data_lake import DataLakeBucket, DataLakeRoles, GlueCatalog, GlueCatalogProps, SegmentSource
+    from segment_data_lake.aws import App, TerraformStack, Testing
+
     stack = TerraformStack(App(), "readers")
     role = DataLakeRoles.from_role_name(stack, "Analyst", "analyst")
     catalog = GlueCatalog(stack, "Glue", bucket=DataLakeBucket.from_bucket_name(stack, "Lake", "lake"),
                           props=GlueCatalogProps(
         sources=[SegmentSource(source_id="a1", slug="web")], create_glue_databases=True, lake_formation=True,
         lake_formation_readers=[role], register_bucket=False, create_reports_database=False))
-    synthesized_readers = json.loads(cdktf.Testing.synth(stack))
+    synthesized_readers = json.loads(Testing.synth(stack))
     grants = list(resources(synthesized_readers, "aws_lakeformation_permissions").values())
     analyst = grants[0]["principal"]
     assert analyst.endswith(":role/analyst")

@@ -229,17 +229,11 @@ def test_no_allow_statement_uses_wildcard_actions_on_every_resource(synthesized)
 
 def test_with_a_schedule_key_the_scheduler_role_may_decrypt_with_it_alone():
     """Scheduler decrypts a schedule's target with the schedule's customer key, as the schedule's role."""
-    from cdktf import TerraformStack, Testing
-    from test_validation import props
-
-    from segment_data_lake import EmrSecurity, SegmentDataLake
-    from segment_data_lake.aws import AwsProvider
+    from segment_data_lake import EmrSecurity
 
     key = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab"
-    stack = TerraformStack(Testing.app(), "schedule-key")
-    AwsProvider(stack, "aws", region=REGION)
-    SegmentDataLake(stack, "Lake", props=props(schedule_kms_key=EmrSecurity.from_key_arn(stack, "ScheduleKey", key)))
-    synthesized = json.loads(Testing.synth(stack))
+    synthesized = synth_small_lake("schedule-key", schedule_kms_key=lambda stack: EmrSecurity.from_key_arn(
+        stack, "ScheduleKey", key))
     assert all(s["kms_key_arn"] == key for s in resources(synthesized, "aws_scheduler_schedule").values())
     documents = permissions(synthesized, "SegmentDataLakeSchedulerRole")
     assert allowed(documents, Request("kms:Decrypt", key))

@@ -4,24 +4,6 @@ from pathlib import Path
 
 import pytest
 
-from segment_data_lake import (
-    BootstrapAction,
-    DataLakeBucketProps,
-    DataLakeConfigError,
-    DataLakeRolesProps,
-    EmrClusterProps,
-    EmrSecurityProps,
-    GlueCatalogProps,
-    LakeLifecycleProps,
-    ManagedScaling,
-    ReplayClusterProps,
-    SegmentDataLakeProps,
-    SegmentS3DestinationProps,
-    SegmentSource,
-    WorkloadDeliveryProps,
-    validation,
-)
-
 pytestmark = pytest.mark.constructs
 
 
@@ -33,7 +15,33 @@ class Brought:
     name: str = "brought"
 
 SUBNET = "subnet-0123456789abcdef0"
-SECURITY = EmrSecurityProps(subnet_id=SUBNET)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _constructs():
+    """The constructs, imported as the first test here runs rather than at collection: every xdist worker collects
+    every module, and importing the AWS provider costs about 16 CPU-s. The cases below name them when called."""
+    global SECURITY, BootstrapAction, DataLakeBucketProps, DataLakeConfigError, DataLakeRolesProps, EmrClusterProps, \
+        EmrSecurityProps, GlueCatalogProps, LakeLifecycleProps, ManagedScaling, ReplayClusterProps, \
+        SegmentDataLakeProps, SegmentS3DestinationProps, SegmentSource, WorkloadDeliveryProps, validation
+    from segment_data_lake import (
+        BootstrapAction,
+        DataLakeBucketProps,
+        DataLakeConfigError,
+        DataLakeRolesProps,
+        EmrClusterProps,
+        EmrSecurityProps,
+        GlueCatalogProps,
+        LakeLifecycleProps,
+        ManagedScaling,
+        ReplayClusterProps,
+        SegmentDataLakeProps,
+        SegmentS3DestinationProps,
+        SegmentSource,
+        WorkloadDeliveryProps,
+        validation,
+    )
+    SECURITY = EmrSecurityProps(subnet_id=SUBNET)
 
 
 def props(**overrides):

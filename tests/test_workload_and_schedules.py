@@ -12,14 +12,14 @@ import pytest
 from conftest import REPO
 from stack_helpers import named, only, policy, resolve, resources, synth_small_lake
 
-from segment_data_lake.workload import STEP_LAUNCHER, packaged_bundle, release_id
-
 pytestmark = pytest.mark.constructs
 
 BUILD = REPO / "workload" / "emr" / "build_bundle.py"
 
 
 def test_bundle_is_uploaded_content_addressed_and_the_cluster_installs_nothing(synthesized, lake):
+    from segment_data_lake.workload import packaged_bundle, release_id
+
     bundle = named(lake, "aws_s3_object", "BundleObject")
     script = named(lake, "aws_s3_object", "StepScriptObject")
     assert bundle["bucket"] == script["bucket"] == "my-company-segment-data-lake"
@@ -38,6 +38,8 @@ def test_bundle_is_uploaded_content_addressed_and_the_cluster_installs_nothing(s
 
 
 def test_the_bundle_build_is_reproducible_and_checks_the_pinned_hashes(tmp_path):
+    from segment_data_lake.workload import release_id
+
     wheels = REPO / ".cache" / "emr-wheels"
     first, second = tmp_path / "a" / "app.zip", tmp_path / "b" / "app.zip"
     for output in (first, second):
@@ -124,6 +126,8 @@ def _sync_steps(stack: dict) -> list[dict]:
 
 
 def test_one_schedule_per_source_every_two_hours(lake):
+    from segment_data_lake.workload import STEP_LAUNCHER
+
     schedule = _sync_schedule(lake)
     assert schedule["schedule_expression"] == "rate(2 hours)"
     assert schedule["flexible_time_window"] == {"mode": "OFF"}
