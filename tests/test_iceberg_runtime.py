@@ -37,25 +37,18 @@ def test_relocation_moves_every_name_of_jacksons_package_and_nothing_else():
         iceberg_jars.relocate_class(b"PK\x03\x04")
 
 
-# A Spark of its own (the workers' sessions have other jars): the embedded catalog as the sync app sets it up, with
-# Iceberg's session catalog over it and the settings Iceberg needs there (Hive's lock off: one run per source holds a
-# lock of its own)
+# A Spark of its own (the workers' sessions have other jars): an embedded catalog with Iceberg's session catalog over
+# it and the settings Iceberg needs there (iceberg_jars.local_catalog_settings)
 SCRIPT = """
 import json, sys
 from pyspark.sql import SparkSession
-work, jars, java_options = sys.argv[1], sys.argv[2], sys.argv[3]
-spark = (SparkSession.builder.master("local[2]").config("spark.jars", jars)
-         .config("spark.driver.extraJavaOptions", java_options).config("spark.ui.enabled", "false")
-         .config("spark.sql.session.timeZone", "UTC")
-         .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-         .config("spark.sql.catalog.spark_catalog", "org.apache.iceberg.spark.SparkSessionCatalog")
-         .config("spark.sql.catalog.spark_catalog.type", "hive")
-         .config("spark.hadoop.hive.metastore.schema.verification", "false")
-         .config("spark.hadoop.datanucleus.schema.autoCreateAll", "true")
-         .config("spark.hadoop.iceberg.engine.hive.lock-enabled", "false")
-         .config("spark.sql.warehouse.dir", f"{work}/warehouse")
-         .config("spark.hadoop.javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={work}/metastore_db;create=true")
-         .enableHiveSupport().getOrCreate())
+work, jars, java_options, settings = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+builder = (SparkSession.builder.master("local[2]").config("spark.jars", jars)
+           .config("spark.driver.extraJavaOptions", java_options).config("spark.ui.enabled", "false")
+           .config("spark.sql.session.timeZone", "UTC"))
+for key, value in settings.items():
+    builder = builder.config(key, value)
+spark = builder.getOrCreate()
 spark.sql("create database web")
 spark.sql(f"create table web.pages (message_id string, received_at timestamp, day string, hr string) using iceberg "
           f"partitioned by (day, hr) location '{work}/data/src1/pages' tblproperties ('format-version'='2')")
@@ -79,7 +72,8 @@ def test_a_local_spark_with_the_two_jars_writes_and_deletes_in_an_iceberg_table(
     for jar in JARS:
         assert jar.is_file(), f"{jar} is missing: run `make setup`"
     done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path), ",".join(map(str, JARS)),
-                           os.environ.get("SEGMENT_LAKE_JAVA_OPTIONS", "")],
+                           os.environ.get("SEGMENT_LAKE_JAVA_OPTIONS", ""),
+                           json.dumps(iceberg_jars.local_catalog_settings(str(tmp_path)))],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
