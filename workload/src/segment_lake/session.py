@@ -86,13 +86,18 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
     its jars (class_archive.py), or records it when there is none and ``record_classes`` (the CLI's commands)."""
     builder = SparkSession.builder.appName(app_name)
     java_options = []
+    # the jars a local JVM adds to Spark's (s3a's, from set-up)
+    local_jars = [jar for jar in (os.environ.get("SEGMENT_LAKE_SPARK_JARS") or "").split(",") if jar]
     if not _under_spark_submit():
         # Python workers must import this package: run them on this interpreter.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         slots = cores(task_slots)
         builder = (builder.master(f"local[{slots}]")
-                   # the sync's classes, from the start: the local file system below is one of them
-                   .config("spark.driver.extraClassPath", compiled_jar())
+                   # The sync's classes, from the start: the local file system below is one of them. The added jars
+                   # too, not as spark.jars: in local mode that copied their 185 MB into a temporary folder at every
+                   # start (left behind by a killed run) and kept their classes out of the class archive (`sql` here:
+                   # 4.7 -> 3.8 CPU-s).
+                   .config("spark.driver.extraClassPath", os.pathsep.join([compiled_jar(), *local_jars]))
                    .config("spark.hadoop.fs.file.impl", "segmentlake.LocalFileSystem")
                    .config("spark.ui.enabled", "false")
                    # a few tasks per core: a busy table partition is split over several (ParseLines.java)
@@ -124,9 +129,6 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
                # Kept, as Hadoop 3.4 does by default; clients from 3.2.2 and 2.10.2 on read such a bucket (3.0 and 3.1
                # may take a kept marker for an empty folder when they rename)
                .config("spark.hadoop.fs.s3a.directory.marker.retention", "keep"))
-    jars = os.environ.get("SEGMENT_LAKE_SPARK_JARS")
-    if jars:
-        builder = builder.config("spark.jars", jars)
     endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
     if endpoint:  # a local S3 endpoint (tests, MinIO): path-style requests, plain HTTP
         builder = (builder.config("spark.hadoop.fs.s3a.endpoint", endpoint)
@@ -148,9 +150,9 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
 
     recording = None
     if not _under_spark_submit():
-        spark_jars = [jar for jar in (os.environ.get("SEGMENT_LAKE_SPARK_JARS") or "").split(",") if jar]
-        # only a JVM this session starts takes the options, and only one the CLI starts records
-        options, recording = class_archive.java_options([spark_jars_folder(), compiled_jar(), *spark_jars],
+        # only a JVM this session starts takes the options, and only one the CLI starts records; the class path in
+        # the JVM's order, as the JVM refuses an archive of another
+        options, recording = class_archive.java_options([compiled_jar(), *local_jars, spark_jars_folder()],
                                                         record_classes and SparkContext._gateway is None)
         java_options += options
     if java_options:
