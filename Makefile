@@ -132,7 +132,9 @@ TIMING_FILES = $(shell grep -l 'mark\.timing' tests/test_*.py)
 # The tests' JVMs (each worker's Spark, every command a test starts) each run seconds of many small queries: the
 # optimizing JIT compiler's work never pays back there, and stopping at the first tier takes a third or more off a
 # command's CPU (a sync of the sample events here: 42.8 -> 23.4-26.1 CPU-s). The product's own default is unchanged.
-test test-fast: export SEGMENT_LAKE_JAVA_OPTIONS ?= -XX:TieredStopAtLevel=1
+# With the first tier only, Java reserves 48 MB for compiled code, not 240: a worker's JVM, which runs a module's tests,
+# filled it (46.9 MB used) and stopped compiling (test_compaction and test_deletion, one worker: 147-152 -> 129-131 CPU-s).
+test test-fast: export SEGMENT_LAKE_JAVA_OPTIONS ?= -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=128m
 # terraform and its AWS provider (which the tests' commands reattach rather than start: tests/terraform_cli.py) spend a
 # fifth of their CPU collecting garbage at Go's default: terraform validate of the main stack here, 5.8-6.6 -> 4.8 CPU-s at GOGC=400
 test test-fast: export GOGC ?= 400
