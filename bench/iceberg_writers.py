@@ -1,6 +1,7 @@
-"""Issue 39's writer choice, measured: Spark's Iceberg writer (one append per table) and Iceberg's add_files procedure
-against the Parquet write of all tables in one job, side by side in one local Spark, on two axes (many tables of few
-rows; one table of many rows). Tables are identity-partitioned by day and hr, format v2, in the embedded catalog.
+"""Issue 39's writer choice, measured: Spark's Iceberg writer (one append per table), Iceberg's add_files procedure
+and Iceberg's append API (committing the files of a Parquet job) against the Parquet write of all tables in one job,
+side by side in one local Spark, on two axes (many tables of few rows; one table of many rows). Tables are
+identity-partitioned by day and hr, format v2, in the embedded catalog.
 
     python bench/iceberg_writers.py WORK_DIR .cache/jars/iceberg-spark-runtime-3.5_2.12-1.10.2.jar,\
         .cache/jars/iceberg-jackson-2.15.2.jar 100 2000 500000      # tables, rows a table, rows of the one table
@@ -82,10 +83,30 @@ def axis(spark: SparkSession, work: str, name: str, tables: int, rows: int, out:
             spark.sql(f"CALL spark_catalog.system.add_files(table => '{table}', "
                       f"source_table => '`parquet`.`{work}/pq/tbl={t}`', check_duplicate_files => false)")
 
+    def append_api():
+        """Each table's files of the Parquet job committed by Iceberg's Java API: one append per table, each file's
+        metrics read from its footer (as add_files does), the run id in the snapshot's summary."""
+        jvm = spark._jvm
+        iceberg = jvm.org.apache.iceberg
+        for t, table in enumerate(names):
+            loaded = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, table)
+            metrics_config = iceberg.MetricsConfig.forTable(loaded)
+            mapping = iceberg.mapping.MappingUtil.create(loaded.schema())
+            append = loaded.newAppend()
+            root = Path(work, "pq", f"tbl={t}")
+            for path in sorted(root.glob("day=*/hr=*/*.parquet")):
+                data = loaded.io().newInputFile(str(path))
+                metrics = iceberg.parquet.ParquetUtil.fileMetrics(data, metrics_config, mapping)
+                append.appendFile(iceberg.DataFiles.builder(loaded.spec()).withInputFile(data)
+                                  .withPartitionPath(str(path.parent.relative_to(root)))
+                                  .withFormat(iceberg.FileFormat.PARQUET).withMetrics(metrics).build())
+            append.set("segment-run-id", "bench").commit()
+
     out[f"{name}: iceberg create {tables} tables"] = [seconds(create)]
     variants = {"parquet, one job for all tables": parquet_one_job,
                 "iceberg writeTo().append() per table": iceberg_per_table,
-                "iceberg add_files per table (after the parquet job)": add_files}
+                "iceberg add_files per table (after the parquet job)": add_files,
+                "iceberg append API per table (after the parquet job)": append_api}
     for _ in range(2):  # alternated: both trials see the same machine
         for variant, fn in variants.items():
             out.setdefault(f"{name}: {variant}", []).append(seconds(fn))
