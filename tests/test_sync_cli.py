@@ -111,8 +111,10 @@ def test_local_default_end_to_end(tmp_path):
     assert len(re.findall(r"discover: ", second.stderr)) == 1
     assert re.search(r"discover: no new files; nothing to do \(\d+\.\ds\)", second.stderr)
 
-    # the metastore lives in the lake; nothing lands in the working directory
+    # the metastore lives in the lake, with Hive's session folder (not one more in the temporary folder each command);
+    # nothing lands in the working directory
     assert (tmp_path / "lake" / "segment-data" / "metastore" / "metastore_db").is_dir()
+    assert (tmp_path / "lake" / "segment-data" / "metastore" / "resources").is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["input", "lake"]
     reports = sorted((tmp_path / "lake" / "segment-data" / "reports").rglob("report.json"))
     assert len(reports) == 2

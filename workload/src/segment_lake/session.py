@@ -143,6 +143,9 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
             creating_in = store
         builder = (builder.enableHiveSupport()
                    .config("spark.sql.warehouse.dir", os.path.join(store, "warehouse"))
+                   # one folder, not a new <session>_resources in the temporary folder at every command (Hive's
+                   # session never closes in Spark, so each was left behind; it stays empty: nothing adds resources)
+                   .config("spark.hadoop.hive.downloaded.resources.dir", os.path.join(store, "resources"))
                    .config("spark.hadoop.javax.jdo.option.ConnectionURL",
                            f"jdbc:derby:;databaseName={os.path.join(store, embedded_catalog.DATABASE)};create=true"))
         java_options.append(f'"-Dderby.system.home={store}"')  # quoted: a path may hold spaces
