@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -113,3 +113,16 @@ def decision(documents: Iterable[Mapping], request: Request) -> str:
 
 def allowed(documents: Iterable[Mapping], request: Request) -> bool:
     return decision(list(documents), request) == "allowed"
+
+
+def key_allows(key_policy: Mapping, identity_policies: Iterable[Mapping], request: Request) -> bool:
+    """KMS's rule for a request by ``request.principal`` (a role's ARN): the key policy decides; a statement of it
+    that names the key's account (``arn:aws:iam::<account>:root``) leaves the decision to IAM, and then the
+    principal's own policies must allow the request too. An explicit deny in either refuses it."""
+    account = request.principal.split(":")[4]
+    by_name = decision([key_policy], request)
+    by_account = decision([key_policy], replace(request, principal=f"arn:aws:iam::{account}:root"))
+    own = decision(list(identity_policies), request)
+    if "denied" in (by_name, by_account, own):
+        return False
+    return by_name == "allowed" or (by_account == "allowed" and own == "allowed")

@@ -2,10 +2,11 @@
 examples/bring_your_own attaches to its analysts' and data team's roles: what each may read and change, and what
 stays out of reach."""
 import json
+from dataclasses import replace
 
 import pytest
 from aws_calls import ACCOUNT, REGION
-from iam_evaluator import Request, allowed
+from iam_evaluator import Request, allowed, key_allows
 from role_policies import permissions, resolve, trust
 from stack_helpers import resources
 
@@ -95,8 +96,12 @@ def test_a_lake_formation_reader_queries_from_athena_opted_in_or_not(lake_format
     assert not may(registration, [Request("s3:GetObject", f"{bucket}/segment-logs/src0001/1704153600000/a.gz")])
     assert allowed([trust(stack, "SegmentDataLakeLakeFormationRole")],
                    Request("sts:AssumeRole", principal="lakeformation.amazonaws.com"))
+    # the key's policy and each role's own, together, as KMS judges them
     key_policy = json.loads(resolve(stack, resources(stack, "aws_kms_key")[cluster_key]["policy"]))
-    assert allowed([key_policy], Request("kms:Decrypt", "*", principal=f"arn:aws:iam::{ACCOUNT}:root"))
+    decrypt = Request("kms:Decrypt", key + cluster_key)
+    for role, documents in (("acme-readers", reader), ("SegmentDataLakeLakeFormationRole", registration)):
+        assert key_allows(key_policy, documents, replace(decrypt, principal=f"arn:aws:iam::{ACCOUNT}:role/{role}"))
+    assert not key_allows(key_policy, [], replace(decrypt, principal=f"arn:aws:iam::{ACCOUNT}:role/acme-other"))
     [location] = resources(stack, "aws_lakeformation_resource").values()
     assert location["role_arn"].startswith("${aws_iam_role.") and "use_service_linked_role" not in location
     assert location["hybrid_access_enabled"] is True
