@@ -4,6 +4,7 @@
     SEGMENT_LAKE_MANAGE_LIFECYCLE  1: the lake's lifecycle rules replace the existing bucket's; 0: they are left
                               alone (required with an existing SEGMENT_LAKE_BUCKET)
     SEGMENT_LAKE_SUBNET_ID    subnet of the EMR cluster
+    SEGMENT_LAKE_PRIVATE_SUBNET  1 (default): the subnet has no route to an internet gateway; 0: it is public
     SEGMENT_WORKSPACE_IDS     comma-separated Segment workspace ids (the external ids)
     SEGMENT_WORKSPACE_ID      the workspace of the sources, named in sync reports (needed with several ids)
     SEGMENT_SOURCES           comma-separated source_id:slug pairs
@@ -47,6 +48,15 @@ def sources_from(text: str) -> list[SegmentSource]:
     return [SegmentSource(source_id=source_id.strip(), slug=slug.strip()) for source_id, slug in pairs]
 
 
+def flag(env: dict[str, str], name: str, default: bool) -> bool:
+    value = env.get(name)
+    if value is None:
+        return default
+    if value not in ("0", "1"):
+        raise SystemExit(f"{name}={value!r}: use 1 or 0")
+    return value == "1"
+
+
 def manage_lifecycle(env: dict[str, str]) -> bool | None:
     """Whether the lake's lifecycle rules replace an existing bucket's: the user's choice (the placeholder bucket's
     are managed, so that the stack synthesizes out of the box)."""
@@ -74,7 +84,8 @@ class DataLakeStack(TerraformStack):
                                       name_suffix=env.get("SEGMENT_LAKE_SUFFIX", ""),
                                       segment_region=env.get("SEGMENT_REGION", "us")),
             cluster=EmrClusterProps(security=EmrSecurityProps(
-                subnet_id=env.get("SEGMENT_LAKE_SUBNET_ID", "subnet-0123456789abcdef0"))),
+                subnet_id=env.get("SEGMENT_LAKE_SUBNET_ID", "subnet-0123456789abcdef0"),
+                private_subnet=flag(env, "SEGMENT_LAKE_PRIVATE_SUBNET", True))),
             sources=sources_from(env.get("SEGMENT_SOURCES", "9aQ1bC2dE3:web_app")),
             workspace_id=env.get("SEGMENT_WORKSPACE_ID"),
             sync_runner=env.get("SEGMENT_LAKE_SYNC_RUNNER", "self"),

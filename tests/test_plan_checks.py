@@ -1,6 +1,7 @@
 """Set-up mistakes that `terraform plan` catches, each with one line naming the fix, instead of the first cluster
-failing to start: a subnet or a brought security group without the tag AmazonEMRServicePolicy_v2 needs, and a subnet
-whose routes (its own table's, or the VPC's main table's) say otherwise than ``private_subnet``. Planned against
+failing to start: a subnet or a brought security group without the tag AmazonEMRServicePolicy_v2 needs, a brought
+node group that lets no HTTPS out, and a subnet whose routes (its own table's, or the VPC's main table's) say
+otherwise than ``private_subnet``. Planned against
 moto's server (moto_gaps.py), with the subnets and groups made there as a user's."""
 from __future__ import annotations
 
@@ -81,16 +82,26 @@ CASES = {  # name: (subnet tagged, which table routes to the internet, private_s
     "brought-groups-untagged": (True, None, True, False, "The brought core_task security group lacks the tag "
                                                          "for-use-with-amazon-emr-managed-policies=true"),
     "brought-groups": (True, None, True, True, None),
+    "brought-groups-no-https": (True, None, True, "no-https", "The brought master security group has no outbound "
+                                                              "rule for HTTPS (TCP 443)"),
 }
 
 
-def groups(ec2, vpc: str, tagged: bool) -> dict[str, str]:
-    """Three groups of the VPC, to bring as the cluster's; the core/task one untagged unless ``tagged``."""
+def groups(ec2, vpc: str, tagged: bool | str) -> dict[str, str]:
+    """Three groups of the VPC, to bring as the cluster's, with AWS's allow-all outbound rule; the core/task one
+    untagged unless ``tagged``; with ``tagged="no-https"``, the master's outbound rules are only SSH and all UDP."""
     made = {}
     for role in ("master", "core_task", "service_access"):
         tags = [{"ResourceType": "security-group", "Tags": [EMR_TAG]}] if tagged or role != "core_task" else []
         made[role] = ec2.create_security_group(GroupName=f"emr-{role}", Description=role, VpcId=vpc,
                                                TagSpecifications=tags)["GroupId"]
+    if tagged == "no-https":
+        everywhere = [{"CidrIp": "0.0.0.0/0"}]
+        ec2.revoke_security_group_egress(GroupId=made["master"], IpPermissions=[
+            {"IpProtocol": "-1", "IpRanges": everywhere}])
+        ec2.authorize_security_group_egress(GroupId=made["master"], IpPermissions=[
+            {"IpProtocol": "tcp", "FromPort": 22, "ToPort": 22, "IpRanges": everywhere},
+            {"IpProtocol": "udp", "FromPort": 0, "ToPort": 65535, "IpRanges": everywhere}])
     return made
 
 

@@ -186,7 +186,7 @@ def test_schedule_expression_forms():
         assert validation.schedule_expression(good) == good
 
 
-def test_main_rejects_malformed_sources_setting():
+def test_main_rejects_malformed_settings():
     import importlib.util
     from pathlib import Path
 
@@ -196,6 +196,11 @@ def test_main_rejects_malformed_sources_setting():
     with pytest.raises(SystemExit, match="SEGMENT_SOURCES='abc': write comma-separated source_id:slug pairs"):
         module.sources_from("abc")
     assert [s.slug for s in module.sources_from("a1:web, a2:ios")] == ["web", "ios"]
+    # a public subnet, as the plan's check asks (private_subnet=False)
+    assert module.flag({"SEGMENT_LAKE_PRIVATE_SUBNET": "0"}, "SEGMENT_LAKE_PRIVATE_SUBNET", True) is False
+    assert module.flag({}, "SEGMENT_LAKE_PRIVATE_SUBNET", True) is True
+    with pytest.raises(SystemExit, match="SEGMENT_LAKE_PRIVATE_SUBNET='no': use 1 or 0"):
+        module.flag({"SEGMENT_LAKE_PRIVATE_SUBNET": "no"}, "SEGMENT_LAKE_PRIVATE_SUBNET", True)
 
 
 @pytest.mark.parametrize("slug,prefix", [("ios_prod", "ios"), ("web-app", "web_"), ("a-b_c--d", ""), ("x9", "p_q")])

@@ -30,8 +30,8 @@ def _chosen() -> str:
 
 CDK = _chosen()
 _core = importlib.import_module(CDK)
-CORE = ("App", "AssetType", "LocalBackend", "Postcondition", "TerraformAsset", "TerraformOutput", "TerraformResource",
-        "TerraformResourceLifecycle", "TerraformStack", "Testing", "Token")
+CORE = ("App", "AssetType", "LocalBackend", "Postcondition", "Precondition", "TerraformAsset", "TerraformIterator",
+        "TerraformOutput", "TerraformResource", "TerraformResourceLifecycle", "TerraformStack", "Testing", "Token")
 # provider module -> its classes, each a name or (name, the name it has here)
 PROVIDER = {
     "cloudwatch_event_rule": ("CloudwatchEventRule",),
@@ -46,6 +46,8 @@ PROVIDER = {
     "data_aws_region": ("DataAwsRegion",),
     "data_aws_route_tables": ("DataAwsRouteTables", "DataAwsRouteTablesFilter",),
     "data_aws_security_group": ("DataAwsSecurityGroup",),
+    "data_aws_vpc_security_group_rule": ("DataAwsVpcSecurityGroupRule",),
+    "data_aws_vpc_security_group_rules": ("DataAwsVpcSecurityGroupRules", "DataAwsVpcSecurityGroupRulesFilter",),
     "data_aws_subnet": ("DataAwsSubnet",),
     "default_security_group": ("DefaultSecurityGroup",),
     "emr_cluster": (

@@ -16,11 +16,17 @@ from .aws import (
     DataAwsRouteTablesFilter,
     DataAwsSecurityGroup,
     DataAwsSubnet,
+    DataAwsVpcSecurityGroupRule,
+    DataAwsVpcSecurityGroupRules,
+    DataAwsVpcSecurityGroupRulesFilter,
     EmrSecurityConfiguration,
     KmsKey,
     Postcondition,
+    Precondition,
     SecurityGroup,
+    TerraformIterator,
     TerraformResourceLifecycle,
+    Token,
     VpcSecurityGroupEgressRule,
     VpcSecurityGroupIngressRule,
 )
@@ -136,10 +142,10 @@ class EmrSecurityProps:
         validation.tags(self.tags)
 
 
-def _needs_emr_tag(what: str, otherwise: str) -> TerraformResourceLifecycle:
+def _needs_emr_tag(what: str, otherwise: str, precondition: Sequence[Precondition] = ()) -> TerraformResourceLifecycle:
     """A data source's postcondition: the object it reads carries the tag AmazonEMRServicePolicy_v2 needs."""
     tag, value = next(iter(EMR_MANAGED_POLICY_TAG.items()))
-    return TerraformResourceLifecycle(postcondition=[Postcondition(
+    return TerraformResourceLifecycle(precondition=list(precondition) or None, postcondition=[Postcondition(
         condition=f'${{lookup(self.tags, "{tag}", "") == "{value}"}}',
         error_message=f"{what} lacks the tag {tag}={value}, without which AmazonEMRServicePolicy_v2 {otherwise}.")])
 
@@ -226,11 +232,28 @@ class EmrSecurity(Construct):
         return EmrManagedSecurityGroups(scope, id, master=master, core_task=core_task, service_access=service_access)
 
     def _check_brought_tags(self, brought: EmrManagedSecurityGroups) -> None:
-        """The plan fails on a brought group without the tag AmazonEMRServicePolicy_v2 needs (its rules, the stack
-        cannot read: ``EmrManagedSecurityGroups``)."""
+        """The plan fails on a brought group without the tag AmazonEMRServicePolicy_v2 needs, and on a brought node
+        group (master, core/task) with no outbound rule for HTTPS: the nodes call S3, Glue, STS, KMS, CloudWatch and
+        EMR on 443 (where to, the stack cannot judge: an endpoint's group or a prefix list may stand for a service)."""
         for role, group in brought.by_role().items():
+            https = [] if role == "service_access" else [Precondition(
+                condition=self._has_https_egress(role, group), error_message=(
+                    f"The brought {role} security group has no outbound rule for HTTPS (TCP 443), which the nodes "
+                    "need to reach S3, Glue, STS, KMS, CloudWatch and EMR: add one (docs/constructs.md, The network)."))]
             DataAwsSecurityGroup(self, f"Brought-{role}", id=group, lifecycle=_needs_emr_tag(
-                f"The brought {role} security group", "may not add the rules the cluster needs to it: tag the group"))
+                f"The brought {role} security group", "may not add the rules the cluster needs to it: tag the group",
+                https))
+
+    def _has_https_egress(self, role: str, group: str) -> str:
+        """A condition: one of ``group``'s rules lets TCP 443 out (all traffic or a port range that holds it)."""
+        ids = DataAwsVpcSecurityGroupRules(self, f"Brought-{role}-rules", filter=[
+            DataAwsVpcSecurityGroupRulesFilter(name="group-id", values=[group])])
+        each = TerraformIterator.from_list(ids.ids)
+        rules = DataAwsVpcSecurityGroupRule(self, f"Brought-{role}-rule", for_each=each,
+                                            security_group_rule_id=Token.as_string(each.value))
+        # Terraform's || evaluates both sides: ports are compared through coalesce (all traffic's may be null)
+        return (f"${{anytrue([for r in values({rules.fqn}) : r.is_egress && (r.ip_protocol == \"-1\" || "
+                f"(r.ip_protocol == \"tcp\" && coalesce(r.from_port, 0) <= 443 && coalesce(r.to_port, 0) >= 443))])}}")
 
     def _check_subnet_kind(self, subnet_id: str, private: bool) -> None:
         """The plan fails when ``private_subnet`` says otherwise than the subnet's routes: a subnet is public when its
