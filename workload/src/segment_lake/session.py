@@ -76,6 +76,17 @@ def _jvm_going_down(error: BaseException) -> bool:
         return True
 
 
+def _local_jars() -> list[str]:
+    """The jars a local JVM adds to Spark's class path (s3a's, from set-up): SEGMENT_LAKE_SPARK_JARS, comma-separated
+    files (under spark-submit, pass --jars instead)."""
+    jars = [jar.strip() for jar in os.environ.get("SEGMENT_LAKE_SPARK_JARS", "").split(",") if jar.strip()]
+    for jar in jars:
+        if os.pathsep in jar or not os.path.isfile(jar):
+            raise InvalidSettings(f"SEGMENT_LAKE_SPARK_JARS names {jar!r}, which is not a jar file: give local paths, "
+                                  f"comma-separated (make setup sets it)")
+    return jars
+
+
 def build_session(app_name: str, lake_uri: str | None = None, local_catalog: bool = True,
                   memory: str | None = None, task_slots: int | None = None, verbose: bool = False,
                   reads_only: bool = False, record_classes: bool = False) -> SparkSession:
@@ -86,8 +97,7 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
     its jars (class_archive.py), or records it when there is none and ``record_classes`` (the CLI's commands)."""
     builder = SparkSession.builder.appName(app_name)
     java_options = []
-    # the jars a local JVM adds to Spark's (s3a's, from set-up)
-    local_jars = [jar for jar in (os.environ.get("SEGMENT_LAKE_SPARK_JARS") or "").split(",") if jar]
+    local_jars = _local_jars()
     if not _under_spark_submit():
         # Python workers must import this package: run them on this interpreter.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
