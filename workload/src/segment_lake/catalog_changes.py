@@ -16,10 +16,11 @@ if TYPE_CHECKING:
 
 
 def table_changes(env: SyncEnvironment, inferred: Inferred) -> list[TableChange]:
-    """The run's tables with their schemas and the partitions its events fall in."""
+    """The run's tables with their schemas and the partitions its events fall in, in the source's table format."""
     return [TableChange(table, schema.columns, tuple(env.keys),
                         tuple(partition_values(path) for path in inferred.observed.partitions[table]),
-                        env.table_location(table)) for table, schema in inferred.schemas.items()]
+                        env.table_location(table), env.settings.table_format)
+            for table, schema in inferred.schemas.items()]
 
 
 def record_changes(env: SyncEnvironment, published: Published) -> list[TableChange]:

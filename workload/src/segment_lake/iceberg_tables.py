@@ -5,11 +5,15 @@ Parquet lake's (parquet_tables.py), are committed per table in one snapshot whos
 run finds which tables it already committed (docs/performance.md, Writing Iceberg tables)."""
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
+from .errors import InvalidSettings
+
+FORMAT = "iceberg"  # the table format setting's value, and TableChange's format
 RUN_PROPERTY = "segment-run-id"
 NAME_MAPPING = "schema.name-mapping.default"
 
@@ -24,6 +28,16 @@ LOCAL_SESSION_SETTINGS = {
     "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
     "spark.hadoop.iceberg.engine.hive.lock-enabled": "false",
 }
+
+
+def local_jars() -> list[str]:
+    """Iceberg's jars for a local Spark (EMR brings its own): set-up names them in SEGMENT_LAKE_ICEBERG_JARS."""
+    jars = [jar for jar in os.environ.get("SEGMENT_LAKE_ICEBERG_JARS", "").split(",") if jar]
+    missing = [jar for jar in jars if not os.path.isfile(jar)]
+    if not jars or missing:
+        raise InvalidSettings(f"Iceberg tables need Iceberg's jars for local Spark ({', '.join(missing) or 'none named'}"
+                              "): run `make setup`, or set SEGMENT_LAKE_ICEBERG_JARS to the comma-separated jars")
+    return jars
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,20 @@ def map_names(spark: SparkSession, database: str, table: str) -> None:
     loaded = _table(spark, database, table)
     mapping = iceberg.mapping.NameMappingParser.toJson(iceberg.mapping.MappingUtil.create(loaded.schema()))
     loaded.updateProperties().set(NAME_MAPPING, mapping).commit()
+
+
+def register(spark: SparkSession, database: str, table: str, columns: Iterable[tuple[str, str]], keys: Iterable[str],
+             location: str) -> None:
+    """Makes the table when missing (with its name mapping), else appends the ``columns`` it lacks, in order."""
+    keys = list(keys)
+    if not spark.catalog.tableExists(f"{database}.{table}"):
+        spark.sql(create_statement(database, table, columns, keys, location))
+        map_names(spark, database, table)
+        return
+    present = set(spark.table(f"{_quoted(database)}.{_quoted(table)}").columns)
+    missing = [f"{_quoted(name)} {kind}" for name, kind in columns if name not in present and name not in keys]
+    if missing:
+        spark.sql(f"ALTER TABLE {_quoted(database)}.{_quoted(table)} ADD COLUMNS ({', '.join(missing)})")
 
 
 def committed_runs(spark: SparkSession, database: str, table: str) -> set[str]:

@@ -187,6 +187,9 @@ class SourceSettings(LakeSettings):
             raise InvalidSettings(f"unknown catalog {self.catalog!r}: use local or glue")
         if self.table_format not in TABLE_FORMATS:
             raise InvalidSettings(f"unknown table format {self.table_format!r}: use parquet or iceberg")
+        if self.table_format == "iceberg" and self.catalog != "local":
+            raise InvalidSettings("Iceberg tables in Glue are not supported yet: use --catalog local, or "
+                                  "--table-format parquet")
         if self.catalog == "local" and not self.lake_uri.startswith("file:"):
             raise InvalidSettings(f"--catalog local keeps its metastore in the lake folder, so it needs a local --lake, "
                                   f"not {self.lake_uri!r}: use --catalog glue")

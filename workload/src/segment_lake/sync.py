@@ -114,6 +114,8 @@ class Sync:
                                        unregistered(database, changes, inferred.catalog, record), inferred.catalog)
         written = self._stage(result, "write", write, inferred,
                               f"casting and writing {count(len(inferred.schemas), 'table')} as Parquet")
+        if env.settings.table_format == "iceberg":
+            registered.result()  # an Iceberg table's commit needs the table
         published = self._stage(result, "publish", publish, written)
         with env.progress.stage("catalog") as done:
             registered.result()

@@ -17,9 +17,9 @@ from ..route import partition_path
 class TableChange:
     """What a run registers for one table: its columns in order (the catalog appends those it lacks;
     it never reorders or retypes one), its partition keys (strings), the partitions the run wrote
-    (values in key order), the table's location and its format (``parquet``, or ``json``: one object per
-    line). A partition's folder is ``<key>=<value>/...`` below the location, unless ``partition_locations``
-    names each one's."""
+    (values in key order), the table's location and its format (``parquet``, ``json``: one object per
+    line, or ``iceberg``: an Apache Iceberg table, whose partitions its commits add, iceberg_tables.py). A
+    partition's folder is ``<key>=<value>/...`` below the location, unless ``partition_locations`` names each one's."""
 
     table: str
     columns: tuple[tuple[str, str], ...]

@@ -7,6 +7,7 @@ from urllib.parse import unquote
 
 from pyspark.sql import SparkSession
 
+from .. import iceberg_tables
 from ..jvm_code import load_class
 from . import TableChange, TableInfo
 
@@ -55,8 +56,14 @@ class LocalCatalog:
             [[list(values), location] for values, location in locations.items()]))
 
     def register(self, database, changes: list[TableChange], known=None):
-        # one batch in the JVM, which reads the tables itself: ``known`` saves nothing here
-        self._tables().register(self.spark._jsparkSession, database, json.dumps([
-            {"table": c.table, "columns": c.columns, "keys": c.keys, "partitions": c.partitions, "location": c.location,
-             "format": c.format, "partition_locations": c.partition_locations} for c in changes]))
+        hive = [c for c in changes if c.format != iceberg_tables.FORMAT]
+        if hive:  # one batch in the JVM, which reads the tables itself: ``known`` saves nothing here
+            self._tables().register(self.spark._jsparkSession, database, json.dumps([
+                {"table": c.table, "columns": c.columns, "keys": c.keys, "partitions": c.partitions,
+                 "location": c.location, "format": c.format, "partition_locations": c.partition_locations}
+                for c in hive]))
+        for change in changes:  # their partitions come with their commits
+            if change.format == iceberg_tables.FORMAT:
+                iceberg_tables.register(self.spark, database, change.table, change.columns, change.keys,
+                                        change.location)
 
