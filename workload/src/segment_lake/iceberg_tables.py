@@ -90,6 +90,13 @@ def register(spark: SparkSession, database: str, table: str, columns: Iterable[t
         spark.sql(f"ALTER TABLE {_quoted(database)}.{_quoted(table)} ADD COLUMNS ({', '.join(missing)})")
 
 
+def partition_columns(spark: SparkSession, database: str, table: str) -> set[str]:
+    """The columns the table is partitioned by."""
+    loaded = _table(spark, database, table)
+    fields = loaded.spec().fields()
+    return {loaded.schema().findColumnName(fields.get(i).sourceId()) for i in range(fields.size())}
+
+
 def committed_runs(spark: SparkSession, database: str, table: str) -> set[str]:
     """The runs whose files the table holds a snapshot of (every snapshot retention keeps)."""
     snapshots = _table(spark, database, table).snapshots().iterator()

@@ -39,9 +39,13 @@ class LocalCatalog:
         if not self.spark.catalog.databaseExists(database):
             return {table: None for table in tables}
         found = json.loads(self._tables().describe(self.spark._jsparkSession, database, json.dumps(list(tables))))
-        return {table: None if info is None else TableInfo([tuple(c) for c in info["columns"]], info["location"],
+        return {table: None if info is None else TableInfo(self._data_columns(database, table, info), info["location"],
                                                            info["created"])
                 for table, info in found.items()}
+
+    def _data_columns(self, database, table, info) -> list[tuple[str, str]]:
+        keys = iceberg_tables.partition_columns(self.spark, database, table) if info["iceberg"] else set()
+        return [tuple(column) for column in info["columns"] if column[0] not in keys]
 
     def partitions(self, database, table):
         specs = self.spark.sql(f"SHOW PARTITIONS `{database.replace('`', '``')}`.`{table.replace('`', '``')}`")
