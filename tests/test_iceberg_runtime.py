@@ -72,21 +72,21 @@ spark.sql(iceberg_tables.create_statement("web", "screens", [("message_id", "str
 iceberg_tables.map_names(spark, "web", "screens")
 
 
-def commit(run, rows, ddl):
+def write(run, rows, ddl):
     folder = f"{work}/stage/{run}"
     frame = spark.createDataFrame(rows, ddl)
     frame.withColumn("received_at", frame.received_at.cast("timestamp")).coalesce(1).write.parquet(folder)
-    files = [iceberg_tables.DataFile(path, f"day={rows[0][2]}/hr={rows[0][3]}")
-             for path in glob.glob(f"{folder}/*.parquet")]
-    return iceberg_tables.commit(spark, "web", "screens", files, run)
+    return [iceberg_tables.DataFile(path, f"day={rows[0][2]}/hr={rows[0][3]}")
+            for path in glob.glob(f"{folder}/*.parquet")]
 
 
-committed = [commit("run-1", [("s1", "2024-01-02 03:00:00", "2024-01-02", "03")],
-                    "message_id string, received_at string, day string, hr string")]
+committed = [iceberg_tables.commit(spark, "web", "screens", write(
+    "run-1", [("s1", "2024-01-02 03:00:00", "2024-01-02", "03")],
+    "message_id string, received_at string, day string, hr string"), "run-1")]
 spark.sql("alter table web.screens add columns (screen string)")
-row = [("s2", "2024-01-02 04:10:00", "2024-01-02", "04", "home")]
-ddl = "message_id string, received_at string, day string, hr string, screen string"
-committed += [commit("run-2", row, ddl), commit("run-2", row, ddl)]
+files = write("run-2", [("s2", "2024-01-02 04:10:00", "2024-01-02", "04", "home")],
+              "message_id string, received_at string, day string, hr string, screen string")
+committed += [iceberg_tables.commit(spark, "web", "screens", files, "run-2") for _ in range(2)]  # then a redo
 print(json.dumps({
     "screens": [[r.message_id, str(r.received_at), r.day, r.hr, r.screen] for r in spark.sql(
         "select * from web.screens order by message_id").collect()],
