@@ -99,13 +99,11 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
     (iceberg_tables.py); locally, Iceberg's jars come from SEGMENT_LAKE_ICEBERG_JARS."""
     builder = SparkSession.builder.appName(app_name)
     java_options = []
-    local_jars = _local_jars()  # and Iceberg's, below
-    store = None
-    if local_catalog and lake_uri and lake_uri.startswith("file:"):
-        store = embedded_catalog.store_for(metastore_dir(lake_uri), reads_only)
-        iceberg = iceberg or embedded_catalog.holds_iceberg(metastore_dir(lake_uri))
-        if iceberg and not _under_spark_submit():
-            local_jars += iceberg_tables.local_jars()
+    local_jars = _local_jars()
+    embedded = local_catalog and lake_uri and lake_uri.startswith("file:")
+    iceberg = iceberg or bool(embedded and embedded_catalog.holds_iceberg(metastore_dir(lake_uri)))
+    if iceberg and not _under_spark_submit():
+        local_jars += iceberg_tables.local_jars()
     if not _under_spark_submit():
         # Python workers must import this package: run them on this interpreter.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -155,7 +153,8 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
                    .config("spark.hadoop.fs.s3a.aws.credentials.provider",
                            "com.amazonaws.auth.EnvironmentVariableCredentialsProvider"))
     creating_in = None  # the folder of an embedded catalog this command creates
-    if store:
+    if embedded:  # after the settings' checks above: a refused command makes no folder
+        store = embedded_catalog.store_for(metastore_dir(lake_uri), reads_only)
         if not embedded_catalog.created(store):
             creating_in = store
         builder = (builder.enableHiveSupport()
