@@ -19,7 +19,8 @@ NAME_MAPPING = "schema.name-mapping.default"
 
 # Iceberg beside Hive's tables in Spark's session catalog, and its SQL (DELETE, the procedures). On an embedded
 # metastore Iceberg needs its schema made at first use, and Hive's table lock off: with it, CREATE TABLE retried for
-# minutes, then left a table nobody could load; one run per source holds a lock of its own.
+# minutes, then left a table nobody could load; one run per source holds a lock of its own. The metastore also
+# compares each column's type with the one at its position before: a column added before the keys moves them.
 LOCAL_SESSION_SETTINGS = {
     "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
     "spark.sql.catalog.spark_catalog": "org.apache.iceberg.spark.SparkSessionCatalog",
@@ -27,6 +28,7 @@ LOCAL_SESSION_SETTINGS = {
     "spark.hadoop.hive.metastore.schema.verification": "false",
     "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
     "spark.hadoop.iceberg.engine.hive.lock-enabled": "false",
+    "spark.hadoop.hive.metastore.disallow.incompatible.col.type.changes": "false",
 }
 
 
@@ -84,10 +86,14 @@ def register(spark: SparkSession, database: str, table: str, columns: Iterable[t
         spark.sql(create_statement(database, table, columns, keys, location))
         map_names(spark, database, table)
         return
-    present = set(spark.table(f"{_quoted(database)}.{_quoted(table)}").columns)
-    missing = [f"{_quoted(name)} {kind}" for name, kind in columns if name not in present and name not in keys]
+    present = [name for name in spark.table(f"{_quoted(database)}.{_quoted(table)}").columns if name not in keys]
+    missing = [(name, kind) for name, kind in columns if name not in present and name not in keys]
     if missing:
-        spark.sql(f"ALTER TABLE {_quoted(database)}.{_quoted(table)} ADD COLUMNS ({', '.join(missing)})")
+        # each after the one before it, so that the keys stay last, as in the Parquet lake's tables
+        after = [present[-1], *(name for name, _ in missing[:-1])]
+        added = [f"{_quoted(name)} {kind} AFTER {_quoted(previous)}"
+                 for (name, kind), previous in zip(missing, after, strict=True)]
+        spark.sql(f"ALTER TABLE {_quoted(database)}.{_quoted(table)} ADD COLUMNS ({', '.join(added)})")
 
 
 def partition_columns(spark: SparkSession, database: str, table: str) -> set[str]:

@@ -39,13 +39,15 @@ class TableChange:
 class TableInfo:
     """What a catalog holds of a table: its data columns (name, type) in order, its location, when the catalog made it
     (a table dropped and made again under its name is another), and in Glue its storage descriptor but for columns
-    and location (the table's format, which its new partitions take) and its parameters (projection.py)."""
+    and location (the table's format, which its new partitions take) and its parameters (projection.py), and its
+    table format (``parquet`` for every table of the Hive layout, or ``iceberg``)."""
 
     columns: list[tuple[str, str]]
     location: str
     created: str = ""
     storage: dict | None = None
     parameters: dict[str, str] | None = None
+    table_format: str = "parquet"
 
 
 class Catalog(Protocol):

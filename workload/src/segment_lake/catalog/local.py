@@ -39,8 +39,9 @@ class LocalCatalog:
         if not self.spark.catalog.databaseExists(database):
             return {table: None for table in tables}
         found = json.loads(self._tables().describe(self.spark._jsparkSession, database, json.dumps(list(tables))))
-        return {table: None if info is None else TableInfo(self._data_columns(database, table, info), info["location"],
-                                                           info["created"])
+        return {table: None if info is None else TableInfo(
+                    self._data_columns(database, table, info), info["location"], info["created"],
+                    table_format=iceberg_tables.FORMAT if info["iceberg"] else "parquet")
                 for table, info in found.items()}
 
     def _data_columns(self, database, table, info) -> list[tuple[str, str]]:
