@@ -20,7 +20,11 @@ export SEGMENT_LAKE_SPARK_JARS := $(abspath $(JARS_DIR)/hadoop-aws-3.3.1.jar),$(
 # Apache Iceberg for local Spark (EMR brings its own): the runtime jar from the PyPI wheel snowpark-connect-deps-iceberg,
 # and the relocated Jackson it expects beside it, written from pyspark's own Jackson (workload/local/iceberg_jars.py)
 ICEBERG_WHEEL := .cache/downloads/snowpark_connect_deps_iceberg-1.0.3-py3-none-any.whl
-ICEBERG_JARS := $(JARS_DIR)/iceberg-spark-runtime-3.5_2.12-1.10.2.jar $(JARS_DIR)/iceberg-jackson-2.15.2.jar
+ICEBERG_RUNTIME := $(JARS_DIR)/iceberg-spark-runtime-3.5_2.12-1.10.2.jar
+ICEBERG_JACKSON := $(JARS_DIR)/iceberg-jackson-2.15.2.jar
+ICEBERG_JARS := $(ICEBERG_RUNTIME) $(ICEBERG_JACKSON)
+# the Iceberg lakes' local Spark (iceberg_tables.local_jars)
+export SEGMENT_LAKE_ICEBERG_JARS := $(abspath $(ICEBERG_RUNTIME)),$(abspath $(ICEBERG_JACKSON))
 DEMO := .demo
 DEMO_SOURCE := Kq8dV1bX2c
 LAKE := $(VENV)/bin/segment-lake

@@ -16,6 +16,10 @@ DATE_PARTITIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "day": (("day", "yyyy-MM-dd"),),
 }
 
+# table format option: Hive-style Parquet folders, one catalog partition an hour (Segment's, the default), or
+# Apache Iceberg v2 tables, one commit a table and run
+TABLE_FORMATS = ("parquet", "iceberg")
+
 
 @dataclass(frozen=True)
 class NamePattern:

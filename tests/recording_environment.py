@@ -124,6 +124,9 @@ class ForwardingStorage:
     def move(self, source, target):
         return self._storage.move(source, target)
 
+    def commit_table(self, database, table, files, run_id):
+        return self._storage.commit_table(database, table, files, run_id)
+
 
 class DyingStorage(ForwardingStorage):
     """LakeStorage whose writes pass through ``boundaries``; reads are the real storage's."""
@@ -147,6 +150,10 @@ class DyingStorage(ForwardingStorage):
     def move(self, source, target):
         return self._boundaries("move", target, lambda: self._storage.move(source, target),
                                 half=lambda: self._copy(source, target))
+
+    def commit_table(self, database, table, files, run_id):
+        return self._boundaries("commit_table", f"{database}.{table}",
+                                lambda: self._storage.commit_table(database, table, files, run_id))
 
     def publish_files(self, moves):  # one write per file, as moves
         for source, target in moves:

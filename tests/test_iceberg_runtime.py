@@ -62,45 +62,39 @@ rows.writeTo("web.pages").option("snapshot-property.segment-run-id", "run-1").ap
 spark.sql("delete from web.pages where message_id = 'm1'")
 spark.sql("create table web.plain (a int) using parquet")
 
-# The sync's way to Iceberg (docs/performance.md, Writing Iceberg tables): Spark's Parquet writer writes a run's files
-# (no field ids, microsecond timestamps, day and hr inside), Iceberg's append API commits each table's in one snapshot;
-# readers find the columns by the table's name mapping, which Iceberg extends when a column is added
+# The sync's way to Iceberg (iceberg_tables.py): Spark's Parquet writer writes a run's files (no field ids,
+# microsecond timestamps, day and hr inside), one commit per table and run names the run, readers find the columns
+# by the table's name mapping, which Iceberg extends when a column is added; a redone run commits nothing twice
+from segment_lake import iceberg_tables
 spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-spark.sql(f"create table web.screens (message_id string, received_at timestamp, day string, hr string) using iceberg "
-          f"partitioned by (day, hr) location '{work}/data/src1/screens' tblproperties ('format-version'='2')")
-iceberg = spark._jvm.org.apache.iceberg
-screens = spark._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, "web.screens")
-mapping = iceberg.mapping.NameMappingParser.toJson(iceberg.mapping.MappingUtil.create(screens.schema()))
-screens.updateProperties().set("schema.name-mapping.default", mapping).commit()
+spark.sql(iceberg_tables.create_statement("web", "screens", [("message_id", "string"), ("received_at", "timestamp"),
+                                          ("day", "string")], ["day", "hr"], f"{work}/data/src1/screens"))
+iceberg_tables.map_names(spark, "web", "screens")
 
 
-def commit(run, rows, ddl):
+def write(run, rows, ddl):
     folder = f"{work}/stage/{run}"
     frame = spark.createDataFrame(rows, ddl)
     frame.withColumn("received_at", frame.received_at.cast("timestamp")).coalesce(1).write.parquet(folder)
-    screens.refresh()
-    names = iceberg.mapping.NameMappingParser.fromJson(screens.properties().get("schema.name-mapping.default"))
-    append = screens.newAppend()
-    for path in glob.glob(f"{folder}/*.parquet"):
-        data = screens.io().newInputFile(path)
-        metrics = iceberg.parquet.ParquetUtil.fileMetrics(data, iceberg.MetricsConfig.forTable(screens), names)
-        append.appendFile(iceberg.DataFiles.builder(screens.spec()).withInputFile(data).withMetrics(metrics)
-                          .withPartitionPath(f"day={rows[0][2]}/hr={rows[0][3]}")
-                          .withFormat(iceberg.FileFormat.PARQUET).build())
-    append.set("segment-run-id", run).commit()
+    return [iceberg_tables.DataFile(path, f"day={rows[0][2]}/hr={rows[0][3]}")
+            for path in glob.glob(f"{folder}/*.parquet")]
 
 
-commit("run-1", [("s1", "2024-01-02 03:00:00", "2024-01-02", "03")],
-       "message_id string, received_at string, day string, hr string")
+committed = [iceberg_tables.commit(spark, "web", "screens", write(
+    "run-1", [("s1", "2024-01-02 03:00:00", "2024-01-02", "03")],
+    "message_id string, received_at string, day string, hr string"), "run-1")]
 spark.sql("alter table web.screens add columns (screen string)")
-commit("run-2", [("s2", "2024-01-02 04:10:00", "2024-01-02", "04", "home")],
-       "message_id string, received_at string, day string, hr string, screen string")
+files = write("run-2", [("s2", "2024-01-02 04:10:00", "2024-01-02", "04", "home")],
+              "message_id string, received_at string, day string, hr string, screen string")
+committed += [iceberg_tables.commit(spark, "web", "screens", files, "run-2") for _ in range(2)]  # then a redo
 print(json.dumps({
     "screens": [[r.message_id, str(r.received_at), r.day, r.hr, r.screen] for r in spark.sql(
         "select * from web.screens order by message_id").collect()],
     "screens_runs": [r.run for r in spark.sql(
         "select summary['segment-run-id'] as run from web.screens.snapshots order by committed_at").collect()],
-    "screens_metadata": screens.operations().current().metadataFileLocation(),
+    "committed": committed,
+    "screens_metadata": spark.sql("select file from web.screens.metadata_log_entries order by timestamp desc")
+    .first().file,
     "rows": [r.message_id + " " + r.day + " " + r.hr for r in spark.sql("select * from web.pages").collect()],
     "snapshots": [[r.operation, r.run] for r in spark.sql(
         "select operation, summary['segment-run-id'] as run from web.pages.snapshots order by committed_at").collect()],
@@ -124,7 +118,8 @@ def test_a_local_spark_with_the_two_jars_writes_and_deletes_in_an_iceberg_table(
                      "tables": ["pages", "plain", "screens"], "provider": "iceberg",
                      "screens": [["s1", "2024-01-02 03:00:00", "2024-01-02", "03", None],
                                  ["s2", "2024-01-02 04:10:00", "2024-01-02", "04", "home"]],
-                     "screens_runs": ["run-1", "run-2"]}  # one snapshot a run: the mapping and the column are metadata
+                     "screens_runs": ["run-1", "run-2"],  # one snapshot a run: the mapping and the column are metadata
+                     "committed": [True, True, False]}
     # an independent reader, from the metadata file alone: the same rows, the timestamps as UTC instants
     read = StaticTable.from_metadata(screens_metadata)
     assert read.scan().to_arrow().sort_by("message_id").to_pylist() == [

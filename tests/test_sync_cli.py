@@ -1,5 +1,6 @@
 """The ``segment-lake`` command: help, one-line errors, and the embedded default end to end."""
 import json
+import os
 import re
 import subprocess
 import sys
@@ -311,6 +312,21 @@ def test_a_cluster_shuffles_into_a_few_tasks_per_core_not_sparks_200():
     assert cluster_shuffle_partitions({**dynamic, "spark.dynamicAllocation.maxExecutors": "2147483647"}, 16) == 64
     assert cluster_shuffle_partitions(dynamic, 16) == 64
     assert cluster_shuffle_partitions(dynamic, 2, cluster_cores=48) == 192  # YARN's running nodes, before executors
+
+
+def test_the_added_jars_are_local_files_or_a_one_line_error(tmp_path, monkeypatch):
+    from segment_lake.errors import InvalidSettings
+    from segment_lake.session import _local_jars
+
+    jar = tmp_path / "a.jar"
+    jar.write_bytes(b"PK")
+    monkeypatch.setenv("SEGMENT_LAKE_SPARK_JARS", f" {jar} ,{jar},")
+    assert _local_jars() == [str(jar), str(jar)]  # spaces around the commas, as spark.jars took them
+    for given in (f"file://{jar}", str(tmp_path / "missing.jar"), f"{jar}{os.pathsep}{jar}"):
+        monkeypatch.setenv("SEGMENT_LAKE_SPARK_JARS", given)
+        with pytest.raises(InvalidSettings, match=f"^SEGMENT_LAKE_SPARK_JARS names {re.escape(repr(given))}, which "
+                                                  "is not a jar file: give local paths, comma-separated"):
+            _local_jars()
 
 
 def test_a_command_stops_the_spark_it_started(tmp_path):

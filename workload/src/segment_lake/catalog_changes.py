@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from .catalog import TableChange
 from .dedup import DUPLICATE_COLUMNS
+from .errors import InvalidSettings
 from .names import DISCARDS_TABLE, DUPLICATES_TABLE
 from .parquet_tables import DISCARD_COLUMNS
 from .records import Inferred, Published
@@ -16,10 +17,18 @@ if TYPE_CHECKING:
 
 
 def table_changes(env: SyncEnvironment, inferred: Inferred) -> list[TableChange]:
-    """The run's tables with their schemas and the partitions its events fall in."""
+    """The run's tables with their schemas and the partitions its events fall in, in the source's table format:
+    refused, before anything is written, when a table of the source is already of the other format."""
+    chosen = env.settings.table_format
+    for table, info in inferred.catalog.items():
+        if info is not None and table in inferred.schemas and info.table_format != chosen:
+            raise InvalidSettings(f"table {env.settings.database}.{table} is in the {info.table_format} format, and "
+                                  f"all of a source's tables share one: sync it with --table-format "
+                                  f"{info.table_format}")
     return [TableChange(table, schema.columns, tuple(env.keys),
                         tuple(partition_values(path) for path in inferred.observed.partitions[table]),
-                        env.table_location(table)) for table, schema in inferred.schemas.items()]
+                        env.table_location(table), env.settings.table_format)
+            for table, schema in inferred.schemas.items()]
 
 
 def record_changes(env: SyncEnvironment, published: Published) -> list[TableChange]:

@@ -18,6 +18,7 @@ DATABASE = "metastore_db"
 # the line Derby writes last in service.properties: a run killed before Derby flushed the file leaves it short or empty,
 # and Derby refuses to open the folder ever after (XCY03: 'derby.serviceProtocol' has not been set)
 LAST_LINE = "#--- last line, don't put anything after this line ---"
+ICEBERG_MARKER = "holds-iceberg-tables"
 
 
 def store_for(store: str, reads_only: bool) -> str:
@@ -28,6 +29,16 @@ def store_for(store: str, reads_only: bool) -> str:
         return _read_only_copy(store)
     os.makedirs(store, exist_ok=True)
     return store
+
+
+def holds_iceberg(store: str) -> bool:
+    """Whether a sync made Iceberg tables in the catalog of ``store`` (then every command opens it with Iceberg)."""
+    return os.path.exists(os.path.join(store, ICEBERG_MARKER))
+
+
+def mark_iceberg(store: str) -> None:
+    with open(os.path.join(store, ICEBERG_MARKER), "a"):
+        pass
 
 
 def created(store: str) -> bool:

@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame
 
 from .column_types import ColumnType
 from .jvm_code import load_class
-from .lake_columns import PARQUET_SETTINGS
+from .lake_columns import ICEBERG_PARQUET_SETTINGS, PARQUET_SETTINGS
 
 DATA, DISCARDS, LANDED, DUPLICATES = "data", "discards", "landed", "duplicates"
 # A discarded value's record: where it was, which event had it, the value as text and why it was discarded.
@@ -40,6 +40,14 @@ class TablePlan:
     stage_uri: str
     max_records_per_file: int
     max_columns: int
+    # iceberg: each file also holds the partition keys' values, after the table's columns (iceberg_tables.py)
+    table_format: str = "parquet"
+
+    @property
+    def file_columns(self) -> dict[str, list[tuple[str, str]]]:
+        if self.table_format != "iceberg":
+            return self.columns
+        return {table: [*columns, *((key, "string") for key in self.keys)] for table, columns in self.columns.items()}
 
 
 def write_parquet_tables(events: DataFrame, plan: TablePlan) -> list[WrittenFile]:
@@ -50,9 +58,11 @@ def write_parquet_tables(events: DataFrame, plan: TablePlan) -> list[WrittenFile
     writer = spark.sparkContext._jvm.segmentlake.WriteTables
     rows = events.select(*writer.READS).sortWithinPartitions("table", "partition")  # the columns it reads, by name
     listing = writer.write(
-        spark._jsparkSession, rows._jdf, json.dumps({t: [list(c) for c in cols] for t, cols in plan.columns.items()}),
+        spark._jsparkSession, rows._jdf,
+        json.dumps({t: [list(c) for c in cols] for t, cols in plan.file_columns.items()}),
         plan.stage_uri, json.dumps(plan.keys), plan.max_records_per_file, plan.max_columns,
-        json.dumps(PARQUET_SETTINGS), ", ".join(f"{name} {column_type}" for name, column_type in DISCARD_COLUMNS))
+        json.dumps(ICEBERG_PARQUET_SETTINGS if plan.table_format == "iceberg" else PARQUET_SETTINGS),
+        ", ".join(f"{name} {column_type}" for name, column_type in DISCARD_COLUMNS))
     written = []
     for line in listing.splitlines():
         kind, table, partition_path, uri, count = line.split("\t")

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from . import iceberg_tables
 from .layout import data_file_name, written_by
 from .parquet_tables import DATA, DISCARDS, DUPLICATES, LANDED, WrittenFile
 from .records import Published, Written
@@ -19,13 +20,27 @@ if TYPE_CHECKING:
 
 def publish(env: SyncEnvironment, written: Written) -> Published:
     """Moves the run's files into their tables' partitions and the source's records, once the run still holds the
-    lock, then removes the stage folder. A redo first removes what an earlier attempt of the run published."""
+    lock, then removes the stage folder. A redo first removes what an earlier attempt of the run published. An
+    Iceberg table's files then go live in one commit per table; a redo leaves a table it committed as it is."""
     env.lock.check()  # the files go live next
     files, run_id = written.files, written.run.run_id
     outputs = env.layout.run_outputs(run_id)
     targets = {DISCARDS: outputs.discards, LANDED: outputs.landed, DUPLICATES: outputs.duplicates}
-    move_files(env.storage, files, lambda f: targets.get(f.kind) or join(env.table_location(f.table), f.partition),
-               run_id, written.run.redo)
+    iceberg = env.settings.table_format == iceberg_tables.FORMAT
+    database = env.settings.database
+    done = {table for table in {f.table for f in files if f.kind == DATA}
+            if run_id in iceberg_tables.committed_runs(env.spark, database, table)} if iceberg and written.run.redo \
+        else set()
+    moved = move_files(env.storage, [f for f in files if f.table not in done],
+                       lambda f: targets.get(f.kind) or join(env.table_location(f.table), f.partition),
+                       run_id, written.run.redo)
+    if iceberg:
+        by_table = defaultdict(list)
+        for file, uri in moved:
+            if file.kind == DATA:
+                by_table[file.table].append(iceberg_tables.DataFile(uri, file.partition))
+        for table, table_files in sorted(by_table.items()):
+            env.storage.commit_table(database, table, table_files, run_id)
     env.storage.delete(outputs.stage, recursive=True)
     partitions: dict[str, dict[str, int]] = {}
     for file in files:
@@ -39,17 +54,19 @@ def publish(env: SyncEnvironment, written: Written) -> Published:
 
 
 def move_files(storage: LakeStorage, files: Iterable[WrittenFile], target: Callable[[WrittenFile], str], run_id: str,
-               redo: bool) -> None:
-    """Moves ``files`` into their ``target`` folders under the run's names. A ``redo`` first removes the files an
-    earlier attempt of the run left there."""
+               redo: bool) -> list[tuple[WrittenFile, str]]:
+    """Moves ``files`` into their ``target`` folders under the run's names; returns each file with its new URI. A
+    ``redo`` first removes the files an earlier attempt of the run left there."""
     by_target = defaultdict(list)
     for written in files:
-        by_target[target(written)].append(written.uri)
-    moves = []
-    for folder, uris in sorted(by_target.items()):
+        by_target[target(written)].append(written)
+    moved = []
+    for folder, written_files in sorted(by_target.items()):
         if redo:
             for old in storage.list_files(folder):
                 if written_by(old.uri, run_id):
                     storage.delete(old.uri)
-        moves += [(source, join(folder, data_file_name(run_id, index))) for index, source in enumerate(sorted(uris))]
-    storage.publish_files(moves)
+        moved += [(written, join(folder, data_file_name(run_id, index)))
+                  for index, written in enumerate(sorted(written_files, key=lambda f: f.uri))]
+    storage.publish_files([(written.uri, uri) for written, uri in moved])
+    return moved

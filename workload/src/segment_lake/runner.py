@@ -46,7 +46,8 @@ class Runner:
         return session.build_session(self.name, self.settings.lake_uri,
                              local_catalog=self.uses_catalog and self.settings.catalog == "local",
                              memory=options.driver_memory, task_slots=options.cores, verbose=options.verbose,
-                             reads_only=self.reads_only, record_classes=self.record_classes)
+                             reads_only=self.reads_only, record_classes=self.record_classes,
+                             iceberg=isinstance(self.settings, SourceSettings) and self.settings.table_format == "iceberg")
 
     @cached_property
     def storage(self) -> LakeStorage:

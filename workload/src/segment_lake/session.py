@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from . import class_archive, embedded_catalog, interrupt
+from . import class_archive, embedded_catalog, iceberg_tables, interrupt
 from .errors import InvalidSettings
 from .jvm_code import compiled_jar, spark_jars_folder
 from .layout import metastore_dir
@@ -76,18 +76,34 @@ def _jvm_going_down(error: BaseException) -> bool:
         return True
 
 
+def _local_jars() -> list[str]:
+    """The jars a local JVM adds to Spark's class path (s3a's, from set-up): SEGMENT_LAKE_SPARK_JARS, comma-separated
+    files (under spark-submit, pass --jars instead)."""
+    jars = [jar.strip() for jar in os.environ.get("SEGMENT_LAKE_SPARK_JARS", "").split(",") if jar.strip()]
+    for jar in jars:
+        if os.pathsep in jar or not os.path.isfile(jar):
+            raise InvalidSettings(f"SEGMENT_LAKE_SPARK_JARS names {jar!r}, which is not a jar file: give local paths, "
+                                  f"comma-separated (make setup sets it)")
+    return jars
+
+
 def build_session(app_name: str, lake_uri: str | None = None, local_catalog: bool = True,
                   memory: str | None = None, task_slots: int | None = None, verbose: bool = False,
-                  reads_only: bool = False, record_classes: bool = False) -> SparkSession:
+                  reads_only: bool = False, record_classes: bool = False, iceberg: bool = False) -> SparkSession:
     """A session for ``app_name``; with a local ``lake_uri`` and ``local_catalog``, its metastore lives in the lake.
     In local mode, ``memory`` and ``task_slots`` override the defaults of driver_memory() and cores(), and
     Spark logs only errors unless ``verbose``. A command that ``reads_only`` opens a copy of a metastore this user may
     not write (Derby would wait for minutes to write its lock files there). A local JVM maps the class archive of
-    its jars (class_archive.py), or records it when there is none and ``record_classes`` (the CLI's commands)."""
+    its jars (class_archive.py), or records it when there is none and ``record_classes`` (the CLI's commands). An
+    embedded catalog opens with Apache Iceberg when ``iceberg`` or when it already holds an Iceberg table
+    (iceberg_tables.py); locally, Iceberg's jars come from SEGMENT_LAKE_ICEBERG_JARS."""
     builder = SparkSession.builder.appName(app_name)
     java_options = []
-    # the jars a local JVM adds to Spark's (s3a's, from set-up)
-    local_jars = [jar for jar in (os.environ.get("SEGMENT_LAKE_SPARK_JARS") or "").split(",") if jar]
+    local_jars = _local_jars()
+    embedded = local_catalog and lake_uri and lake_uri.startswith("file:")
+    iceberg = iceberg or bool(embedded and embedded_catalog.holds_iceberg(metastore_dir(lake_uri)))
+    if iceberg and not _under_spark_submit():
+        local_jars += iceberg_tables.local_jars()
     if not _under_spark_submit():
         # Python workers must import this package: run them on this interpreter.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -137,7 +153,7 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
                    .config("spark.hadoop.fs.s3a.aws.credentials.provider",
                            "com.amazonaws.auth.EnvironmentVariableCredentialsProvider"))
     creating_in = None  # the folder of an embedded catalog this command creates
-    if local_catalog and lake_uri and lake_uri.startswith("file:"):
+    if embedded:  # after the settings' checks above: a refused command makes no folder
         store = embedded_catalog.store_for(metastore_dir(lake_uri), reads_only)
         if not embedded_catalog.created(store):
             creating_in = store
@@ -149,6 +165,11 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
                    .config("spark.hadoop.javax.jdo.option.ConnectionURL",
                            f"jdbc:derby:;databaseName={os.path.join(store, embedded_catalog.DATABASE)};create=true"))
         java_options.append(f'"-Dderby.system.home={store}"')  # quoted: a path may hold spaces
+        if iceberg:
+            if not reads_only:
+                embedded_catalog.mark_iceberg(store)  # every later command on the lake opens it with Iceberg
+            for key, value in iceberg_tables.LOCAL_SESSION_SETTINGS.items():
+                builder = builder.config(key, value)
     from pyspark import SparkContext
 
     recording = None

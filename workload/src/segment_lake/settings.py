@@ -15,6 +15,7 @@ from segment_lake_contract import (
     METRICS_NAMESPACE,
     METRICS_NAMESPACE_NAME,
     SOURCE_ID,
+    TABLE_FORMATS,
     TABLE_PREFIX,
     NamePattern,
     database_name,
@@ -164,6 +165,9 @@ class SourceSettings(LakeSettings):
     table_prefix: str = field(default="", metadata=flag("prefix of every table name, e.g. ios_"))
     date_partition: str = field(default="day_hour", metadata=flag("partition layout by receivedAt",
                                                                   choices=tuple(DATE_PARTITIONS)))
+    table_format: str = field(default="parquet", metadata=flag(
+        "parquet: Hive-style folders, one catalog partition an hour, as Segment's lakes; iceberg: Apache Iceberg v2 "
+        "tables, one commit a table and run (docs/lake-format.md)", choices=TABLE_FORMATS))
     catalog: str = field(default_factory=lambda: "glue" if on_emr() else "local", metadata=flag(
         "local: Spark's metastore inside the lake folder; glue: AWS Glue", choices=CATALOGS,
         default_help="glue on EMR, else local"))
@@ -181,6 +185,11 @@ class SourceSettings(LakeSettings):
             raise InvalidSettings(f"unknown date partition {self.date_partition!r}: use one of {', '.join(DATE_PARTITIONS)}")
         if self.catalog not in CATALOGS:
             raise InvalidSettings(f"unknown catalog {self.catalog!r}: use local or glue")
+        if self.table_format not in TABLE_FORMATS:
+            raise InvalidSettings(f"unknown table format {self.table_format!r}: use parquet or iceberg")
+        if self.table_format == "iceberg" and self.catalog != "local":
+            raise InvalidSettings("Iceberg tables in Glue are not supported yet: use --catalog local, or "
+                                  "--table-format parquet")
         if self.catalog == "local" and not self.lake_uri.startswith("file:"):
             raise InvalidSettings(f"--catalog local keeps its metastore in the lake folder, so it needs a local --lake, "
                                   f"not {self.lake_uri!r}: use --catalog glue")

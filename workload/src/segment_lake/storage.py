@@ -15,7 +15,9 @@ from urllib.parse import urlparse
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
+from . import iceberg_tables
 from .errors import InsufficientPermissions
+from .iceberg_tables import DataFile
 from .parquet_tables import TablePlan, WrittenFile, write_parquet_tables
 from .pool import run_all
 from .uris import is_hidden, shown
@@ -142,15 +144,21 @@ class LakeStorage(Protocol):
     def move(self, source: str, target: str) -> None:
         """Move a file, replacing ``target``; creates the parent folder."""
 
+    def commit_table(self, database: str, table: str, files: list[DataFile], run_id: str) -> bool:
+        """Commit an Iceberg table's ``files`` (in place already) in one snapshot of ``run_id``, unless the table has
+        one: then False (iceberg_tables.py)."""
+
 
 READS = ("exists", "list_files", "glob", "list_folders", "size", "parquet_footer", "from_spark_uri", "read_text")
-WRITES = ("write_text", "write_frame", "write_tables", "replace", "copy", "delete", "publish_files", "move")
+WRITES = ("write_text", "write_frame", "write_tables", "replace", "copy", "delete", "publish_files", "move",
+          "commit_table")
 
 
 class HadoopStorage:
     """LakeStorage through Hadoop's FileSystem in Spark's JVM (and boto3 for S3's server-side copies)."""
 
     def __init__(self, spark: SparkSession) -> None:
+        self._spark = spark  # Iceberg's commits go through its catalog
         self._jvm = spark.sparkContext._jvm
         self._conf = spark.sparkContext._jsc.hadoopConfiguration()
         # resolved once: py4j looks up every dotted name on the whole class path, each time
@@ -326,3 +334,6 @@ class HadoopStorage:
         fs.mkdirs(self._path(target).getParent())
         if not fs.rename(self._path(source), self._path(target)):
             raise OSError(f"could not move {source} to {target}")
+
+    def commit_table(self, database: str, table: str, files: list[DataFile], run_id: str) -> bool:
+        return iceberg_tables.commit(self._spark, database, table, files, run_id)

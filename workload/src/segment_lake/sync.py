@@ -110,8 +110,14 @@ class Sync:
         database_ready.result()
         inferred = self._stage(result, "infer", infer, deduped)
         changes, record, database = table_changes(env, inferred), env.state.registered(), env.settings.database
-        registered = background.submit(env.catalog.register, database,
-                                       unregistered(database, changes, inferred.catalog, record), inferred.catalog)
+        pending = unregistered(database, changes, inferred.catalog, record)
+        if env.settings.table_format == "iceberg":
+            # before the write, on this thread: publish commits into the tables, and a table Iceberg made on the
+            # catalog's thread was then not found there (the embedded metastore keeps a store per thread)
+            env.catalog.register(database, pending, inferred.catalog)
+            registered = background.submit(lambda: None)
+        else:
+            registered = background.submit(env.catalog.register, database, pending, inferred.catalog)
         written = self._stage(result, "write", write, inferred,
                               f"casting and writing {count(len(inferred.schemas), 'table')} as Parquet")
         published = self._stage(result, "publish", publish, written)

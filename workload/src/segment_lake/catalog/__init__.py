@@ -17,9 +17,9 @@ from ..route import partition_path
 class TableChange:
     """What a run registers for one table: its columns in order (the catalog appends those it lacks;
     it never reorders or retypes one), its partition keys (strings), the partitions the run wrote
-    (values in key order), the table's location and its format (``parquet``, or ``json``: one object per
-    line). A partition's folder is ``<key>=<value>/...`` below the location, unless ``partition_locations``
-    names each one's."""
+    (values in key order), the table's location and its format (``parquet``, ``json``: one object per
+    line, or ``iceberg``: an Apache Iceberg table, whose partitions its commits add, iceberg_tables.py). A
+    partition's folder is ``<key>=<value>/...`` below the location, unless ``partition_locations`` names each one's."""
 
     table: str
     columns: tuple[tuple[str, str], ...]
@@ -39,13 +39,15 @@ class TableChange:
 class TableInfo:
     """What a catalog holds of a table: its data columns (name, type) in order, its location, when the catalog made it
     (a table dropped and made again under its name is another), and in Glue its storage descriptor but for columns
-    and location (the table's format, which its new partitions take) and its parameters (projection.py)."""
+    and location (the table's format, which its new partitions take) and its parameters (projection.py), and its
+    table format (``parquet`` for every table of the Hive layout, or ``iceberg``)."""
 
     columns: list[tuple[str, str]]
     location: str
     created: str = ""
     storage: dict | None = None
     parameters: dict[str, str] | None = None
+    table_format: str = "parquet"
 
 
 class Catalog(Protocol):

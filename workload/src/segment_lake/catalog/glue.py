@@ -80,7 +80,10 @@ class GlueCatalog:
                         [(c["Name"], c["Type"]) for c in descriptor["Columns"]], descriptor.get("Location", ""),
                         str(table.get("CreateTime", "")),
                         {k: v for k, v in descriptor.items() if k not in ("Columns", "Location")},
-                        table.get("Parameters", {}))
+                        table.get("Parameters", {}),
+                        # how Iceberg's GlueCatalog marks its tables
+                        "iceberg" if table.get("Parameters", {}).get("table_type", "").upper() == "ICEBERG"
+                        else "parquet")
         except self.glue.exceptions.EntityNotFoundException:  # no database yet
             pass
         return {table: found.get(table) for table in tables}

@@ -7,6 +7,7 @@ from urllib.parse import unquote
 
 from pyspark.sql import SparkSession
 
+from .. import iceberg_tables
 from ..jvm_code import load_class
 from . import TableChange, TableInfo
 
@@ -38,9 +39,14 @@ class LocalCatalog:
         if not self.spark.catalog.databaseExists(database):
             return {table: None for table in tables}
         found = json.loads(self._tables().describe(self.spark._jsparkSession, database, json.dumps(list(tables))))
-        return {table: None if info is None else TableInfo([tuple(c) for c in info["columns"]], info["location"],
-                                                           info["created"])
+        return {table: None if info is None else TableInfo(
+                    self._data_columns(database, table, info), info["location"], info["created"],
+                    table_format=iceberg_tables.FORMAT if info["iceberg"] else "parquet")
                 for table, info in found.items()}
+
+    def _data_columns(self, database, table, info) -> list[tuple[str, str]]:
+        keys = iceberg_tables.partition_columns(self.spark, database, table) if info["iceberg"] else set()
+        return [tuple(column) for column in info["columns"] if column[0] not in keys]
 
     def partitions(self, database, table):
         specs = self.spark.sql(f"SHOW PARTITIONS `{database.replace('`', '``')}`.`{table.replace('`', '``')}`")
@@ -55,8 +61,14 @@ class LocalCatalog:
             [[list(values), location] for values, location in locations.items()]))
 
     def register(self, database, changes: list[TableChange], known=None):
-        # one batch in the JVM, which reads the tables itself: ``known`` saves nothing here
-        self._tables().register(self.spark._jsparkSession, database, json.dumps([
-            {"table": c.table, "columns": c.columns, "keys": c.keys, "partitions": c.partitions, "location": c.location,
-             "format": c.format, "partition_locations": c.partition_locations} for c in changes]))
+        hive = [c for c in changes if c.format != iceberg_tables.FORMAT]
+        if hive:  # one batch in the JVM, which reads the tables itself: ``known`` saves nothing here
+            self._tables().register(self.spark._jsparkSession, database, json.dumps([
+                {"table": c.table, "columns": c.columns, "keys": c.keys, "partitions": c.partitions,
+                 "location": c.location, "format": c.format, "partition_locations": c.partition_locations}
+                for c in hive]))
+        for change in changes:  # their partitions come with their commits
+            if change.format == iceberg_tables.FORMAT:
+                iceberg_tables.register(self.spark, database, change.table, change.columns, change.keys,
+                                        change.location)
 

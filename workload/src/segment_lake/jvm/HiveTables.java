@@ -65,6 +65,9 @@ public class HiveTables {
             info.put("columns", columns);
             info.put("location", table.location().toString());
             info.put("created", String.valueOf(table.createTime()));
+            // an Iceberg table's partition keys are among its columns (catalog/local.py takes them out)
+            info.put("iceberg", Boolean.valueOf(table.properties().contains("table_type")
+                    && "ICEBERG".equalsIgnoreCase((String) table.properties().apply("table_type"))));
             result.put(table.identifier().table(), info);
         }
         return JSON.writeValueAsString(result);

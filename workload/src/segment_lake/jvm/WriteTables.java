@@ -143,14 +143,17 @@ public class WriteTables implements FlatMapFunction {
         return task.written.iterator();
     }
 
-    /** One table's column positions and types. */
+    /** One table's column positions and types. Columns named like a partition key (an Iceberg table's files hold
+     *  them) take the values of the file's partition. */
     static final class Table {
         final String name;
         final StructType schema;
         final Map index = new HashMap();  // UTF8String column -> Integer position
         final int[] types;
+        final List keyColumns = new ArrayList();  // [position, key name] of each partition key column
+        final int dataColumns;
 
-        Table(String name, List pairs) {
+        Table(String name, List pairs, Set reserved) {
             this.name = name;
             StructType fields = new StructType();
             types = new int[pairs.size()];
@@ -160,8 +163,26 @@ public class WriteTables implements FlatMapFunction {
                 index.put(UTF8String.fromString(column), Integer.valueOf(i));
                 types[i] = typeCode(type);
                 fields = fields.add(column, DataType.fromDDL(type));  // the type names are Spark's DDL (column_types.py)
+                if (reserved.contains(UTF8String.fromString(column))) keyColumns.add(new Object[] {Integer.valueOf(i), column});
             }
             schema = fields;
+            dataColumns = types.length - keyColumns.size();
+        }
+
+        /** The values of the partition key columns in the file of ``partition`` (key=value/...), by position. */
+        Object[] keyValues(String partition) {
+            Map found = new HashMap();
+            String[] parts = partition.split("/");
+            for (int i = 0; i < parts.length; i++) {
+                int equals = parts[i].indexOf('=');
+                found.put(parts[i].substring(0, equals), parts[i].substring(equals + 1));
+            }
+            Object[] values = new Object[types.length];
+            for (int i = 0; i < keyColumns.size(); i++) {
+                Object[] key = (Object[]) keyColumns.get(i);
+                values[((Integer) key[0]).intValue()] = UTF8String.fromString((String) found.get(key[1]));
+            }
+            return values;
         }
     }
 
@@ -201,6 +222,7 @@ public class WriteTables implements FlatMapFunction {
         final List written = new ArrayList();
         Output data, discards, landed;
         UTF8String table, partition;
+        Object[] keyValues;  // of the data file being written: its partition's key values, by column position
         Table current;
         int files;
 
@@ -218,11 +240,13 @@ public class WriteTables implements FlatMapFunction {
                 table = rowTable.clone();
                 partition = rowPartition.clone();
                 current = table(table.toString());
+                keyValues = current.keyValues(partition.toString());
                 data = new Output("data", current.name, partition.toString(),
                                   stage + "/tables/" + current.name + "/" + partition + "/" + prefix + (files++) + ".snappy.parquet",
                                   current.schema, context);
             }
-            Object[] values = new Object[current.types.length];
+            // a row starts from the file's partition key values (none but in an Iceberg table's files)
+            Object[] values = current.keyColumns.isEmpty() ? new Object[current.types.length] : (Object[]) keyValues.clone();
             ArrayData parsed = row.getArray(in.discards);
             for (int i = 0; i < parsed.numElements(); i++) {
                 InternalRow discard = parsed.getStruct(i, 3);
@@ -235,7 +259,7 @@ public class WriteTables implements FlatMapFunction {
                 Integer position = (Integer) current.index.get(column);
                 if (reserved.contains(column)) {
                     discard(row, column, fields.original(), UTF8String.fromString("column name is a partition key of the table"));
-                } else if (position == null && current.types.length >= maxColumns) {
+                } else if (position == null && current.dataColumns >= maxColumns) {
                     discard(row, column, fields.original(), UTF8String.fromString(
                         "the table has its limit of " + maxColumns + " columns (--max-columns-per-table)"));
                 } else if (position == null) {  // the schema is inferred from these rows: a bug, not data
@@ -280,7 +304,7 @@ public class WriteTables implements FlatMapFunction {
             if (known == null) {
                 List pairs = (List) columns.get(name);
                 if (pairs == null) throw new IllegalStateException("no schema for table " + name);
-                known = new Table(name, pairs);
+                known = new Table(name, pairs, reserved);
                 tables.put(name, known);
             }
             return known;

@@ -1,0 +1,133 @@
+"""The lake's Apache Iceberg tables (``--table-format iceberg``): made with the Parquet lake's columns plus the
+partition keys (strings, inside each file), partitioned by identity on those keys, format v2, and readable by name
+(the table's name mapping: the sync's files carry no Iceberg field ids). A run's files, written by the same job as a
+Parquet lake's (parquet_tables.py), are committed per table in one snapshot whose summary names the run, so a redone
+run finds which tables it already committed (docs/performance.md, Writing Iceberg tables)."""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pyspark.sql import SparkSession
+
+from .errors import InvalidSettings
+
+FORMAT = "iceberg"  # the table format setting's value, and TableChange's format
+RUN_PROPERTY = "segment-run-id"
+NAME_MAPPING = "schema.name-mapping.default"
+
+# Iceberg beside Hive's tables in Spark's session catalog, and its SQL (DELETE, the procedures). On an embedded
+# metastore Iceberg needs its schema made at first use, and Hive's table lock off: with it, CREATE TABLE retried for
+# minutes, then left a table nobody could load; one run per source holds a lock of its own. The metastore also
+# compares each column's type with the one at its position before: a column added before the keys moves them.
+LOCAL_SESSION_SETTINGS = {
+    "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+    "spark.sql.catalog.spark_catalog": "org.apache.iceberg.spark.SparkSessionCatalog",
+    "spark.sql.catalog.spark_catalog.type": "hive",
+    "spark.hadoop.hive.metastore.schema.verification": "false",
+    "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
+    "spark.hadoop.iceberg.engine.hive.lock-enabled": "false",
+    "spark.hadoop.hive.metastore.disallow.incompatible.col.type.changes": "false",
+}
+
+
+def local_jars() -> list[str]:
+    """Iceberg's jars for a local Spark (EMR brings its own): set-up names them in SEGMENT_LAKE_ICEBERG_JARS."""
+    jars = [jar for jar in os.environ.get("SEGMENT_LAKE_ICEBERG_JARS", "").split(",") if jar]
+    missing = [jar for jar in jars if not os.path.isfile(jar)]
+    if not jars or missing:
+        raise InvalidSettings(f"Iceberg tables need Iceberg's jars for local Spark ({', '.join(missing) or 'none named'}"
+                              "): run `make setup`, or set SEGMENT_LAKE_ICEBERG_JARS to the comma-separated jars")
+    return jars
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A file of a run for an Iceberg table: where it is and its partition's folder (``day=2024-01-02/hr=03``)."""
+
+    uri: str
+    partition: str
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def create_statement(database: str, table: str, columns: Iterable[tuple[str, str]], keys: Iterable[str],
+                     location: str) -> str:
+    """CREATE TABLE of an Iceberg table: ``columns`` (name, Spark type) then the partition ``keys`` (strings)."""
+    keys = list(keys)
+    fields = [f"{_quoted(name)} {kind}" for name, kind in columns if name not in keys]
+    fields += [f"{_quoted(key)} string" for key in keys]
+    return (f"CREATE TABLE {_quoted(database)}.{_quoted(table)} ({', '.join(fields)}) USING iceberg "
+            f"PARTITIONED BY ({', '.join(map(_quoted, keys))}) LOCATION '{location}' "
+            "TBLPROPERTIES ('format-version' = '2')")
+
+
+def _table(spark: SparkSession, database: str, table: str):
+    jvm = spark.sparkContext._jvm
+    return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, f"{database}.{table}")
+
+
+def map_names(spark: SparkSession, database: str, table: str) -> None:
+    """Gives a table made by create_statement its name mapping; Iceberg extends it with every column added later."""
+    iceberg = spark.sparkContext._jvm.org.apache.iceberg
+    loaded = _table(spark, database, table)
+    mapping = iceberg.mapping.NameMappingParser.toJson(iceberg.mapping.MappingUtil.create(loaded.schema()))
+    loaded.updateProperties().set(NAME_MAPPING, mapping).commit()
+
+
+def register(spark: SparkSession, database: str, table: str, columns: Iterable[tuple[str, str]], keys: Iterable[str],
+             location: str) -> None:
+    """Makes the table when missing (with its name mapping), else appends the ``columns`` it lacks, in order."""
+    keys = list(keys)
+    if not spark.catalog.tableExists(f"{database}.{table}"):
+        spark.sql(create_statement(database, table, columns, keys, location))
+        map_names(spark, database, table)
+        return
+    present = [name for name in spark.table(f"{_quoted(database)}.{_quoted(table)}").columns if name not in keys]
+    missing = [(name, kind) for name, kind in columns if name not in present and name not in keys]
+    if missing:
+        # each after the one before it, so that the keys stay last, as in the Parquet lake's tables
+        after = [present[-1], *(name for name, _ in missing[:-1])]
+        added = [f"{_quoted(name)} {kind} AFTER {_quoted(previous)}"
+                 for (name, kind), previous in zip(missing, after, strict=True)]
+        spark.sql(f"ALTER TABLE {_quoted(database)}.{_quoted(table)} ADD COLUMNS ({', '.join(added)})")
+
+
+def partition_columns(spark: SparkSession, database: str, table: str) -> set[str]:
+    """The columns the table is partitioned by."""
+    loaded = _table(spark, database, table)
+    fields = loaded.spec().fields()
+    return {loaded.schema().findColumnName(fields.get(i).sourceId()) for i in range(fields.size())}
+
+
+def committed_runs(spark: SparkSession, database: str, table: str) -> set[str]:
+    """The runs whose files the table holds a snapshot of (every snapshot retention keeps)."""
+    snapshots = _table(spark, database, table).snapshots().iterator()
+    runs = set()
+    while snapshots.hasNext():
+        run = snapshots.next().summary().get(RUN_PROPERTY)
+        if run:
+            runs.add(run)
+    return runs
+
+
+def commit(spark: SparkSession, database: str, table: str, files: list[DataFile], run_id: str) -> bool:
+    """Commits ``files`` to the table in one snapshot naming ``run_id``, with each file's column metrics from its
+    footer; False, committing nothing, when a snapshot of the run is already there."""
+    if run_id in committed_runs(spark, database, table):
+        return False
+    iceberg = spark.sparkContext._jvm.org.apache.iceberg
+    loaded = _table(spark, database, table)
+    names = iceberg.mapping.NameMappingParser.fromJson(loaded.properties().get(NAME_MAPPING))
+    metrics_config = iceberg.MetricsConfig.forTable(loaded)
+    append = loaded.newAppend()
+    for file in files:
+        data = loaded.io().newInputFile(file.uri)
+        append.appendFile(iceberg.DataFiles.builder(loaded.spec()).withInputFile(data)
+                          .withPartitionPath(file.partition).withFormat(iceberg.FileFormat.PARQUET)
+                          .withMetrics(iceberg.parquet.ParquetUtil.fileMetrics(data, metrics_config, names)).build())
+    append.set(RUN_PROPERTY, run_id).commit()
+    return True
