@@ -27,6 +27,8 @@ ICEBERG_JARS := $(ICEBERG_RUNTIME) $(ICEBERG_JACKSON)
 export SEGMENT_LAKE_ICEBERG_JARS := $(abspath $(ICEBERG_RUNTIME)),$(abspath $(ICEBERG_JACKSON))
 DEMO := .demo
 DEMO_SOURCE := Kq8dV1bX2c
+# the demo lake's table format: parquet (Segment's layout) or iceberg (make demo TABLE_FORMAT=iceberg)
+TABLE_FORMAT ?= parquet
 LAKE := $(VENV)/bin/segment-lake
 # uv installs the same pinned set as pip (pip freeze agrees) in 2 min 3 s where pip took 3 min 24 s here, caches warm.
 # The bytecode is compiled at set-up, as pip does: where PYTHONDONTWRITEBYTECODE is set (this machine), no process would
@@ -118,12 +120,15 @@ sync-demo: setup
 	rm -rf $(DEMO) && mkdir -p $(DEMO)/input
 	cp -r workload/samples/segment-logs $(DEMO)/input/
 	gzip $(DEMO)/input/segment-logs/$(DEMO_SOURCE)/1704240000000/events-0002.json
-	$(LAKE) sync --source-id $(DEMO_SOURCE) --source-slug demo-web --input $(DEMO)/input/segment-logs/$(DEMO_SOURCE) --lake $(DEMO)/lake
-	$(LAKE) sync --source-id $(DEMO_SOURCE) --source-slug demo-web --input $(DEMO)/input/segment-logs/$(DEMO_SOURCE) --lake $(DEMO)/lake
+	$(LAKE) sync --source-id $(DEMO_SOURCE) --source-slug demo-web --input $(DEMO)/input/segment-logs/$(DEMO_SOURCE) --lake $(DEMO)/lake --table-format $(TABLE_FORMAT)
+	$(LAKE) sync --source-id $(DEMO_SOURCE) --source-slug demo-web --input $(DEMO)/input/segment-logs/$(DEMO_SOURCE) --lake $(DEMO)/lake --table-format $(TABLE_FORMAT)
 	@echo "--- report of the first run"; ls -tr $(DEMO)/lake/segment-data/reports/source_id=$(DEMO_SOURCE)/day=*/run_id=*/report.json | head -1 | xargs cat
 	@echo "--- orders per day"; $(LAKE) sql --lake $(DEMO)/lake "select day, count(*) as orders, sum(properties_revenue) as revenue from demo_web.track_order_completed group by day order by day"
 	@echo "--- tables"; $(LAKE) sql --lake $(DEMO)/lake "show tables in demo_web"
 	@echo "--- sync history"; $(LAKE) history --lake $(DEMO)/lake
+ifeq ($(TABLE_FORMAT),iceberg)
+	@echo "--- the orders table's Iceberg snapshots, one per run that wrote to it"; $(LAKE) sql --lake $(DEMO)/lake "select committed_at, operation, summary['segment-run-id'] as run_id, summary['added-records'] as added from demo_web.track_order_completed.snapshots order by committed_at"
+endif
 
 # The suite scans every example stack, main.py's included (tests/test_policy_scan.py), as make scan does. It runs on
 # TEST_WORKERS pytest-xdist workers: on two cores, three left a quarter of the CPU idle while tests waited (on

@@ -115,3 +115,22 @@ def test_no_catalog_write_when_nothing_changed(spark, glue_client, tmp_path):
     # same columns, same partition: Glue is only read, but for the new run's report
     assert writes == [("batch_create_partition", "sync_reports")]
 
+
+
+def test_glue_tells_an_iceberg_table_by_its_type_and_gives_its_data_columns(glue_client):
+    """As Iceberg's GlueCatalog leaves a table: table_type ICEBERG, the partition keys among its columns."""
+    from segment_lake.catalog.glue import GlueCatalog
+
+    catalog = GlueCatalog(glue_client, date_layout=(("day", "yyyy-MM-dd"), ("hr", "HH")))
+    catalog.ensure_database("formats")
+    glue_client.create_table(DatabaseName="formats", TableInput={
+        "Name": "iceberg_t", "TableType": "EXTERNAL_TABLE", "Parameters": {
+            "table_type": "ICEBERG", "metadata_location": "s3://b/t/metadata/00001-a.metadata.json"},
+        "StorageDescriptor": {"Location": "s3://b/t", "Columns": [
+            {"Name": "a", "Type": "bigint"}, {"Name": "day", "Type": "string"}, {"Name": "hr", "Type": "string"}]}})
+    glue_client.create_table(DatabaseName="formats", TableInput={
+        "Name": "hive_t", "TableType": "EXTERNAL_TABLE", "PartitionKeys": [{"Name": "day", "Type": "string"}],
+        "StorageDescriptor": {"Location": "s3://b/h", "Columns": [{"Name": "a", "Type": "bigint"}]}})
+    found = catalog.describe_tables("formats", ["iceberg_t", "hive_t"])
+    assert (found["iceberg_t"].table_format, found["iceberg_t"].columns) == ("iceberg", [("a", "bigint")])
+    assert (found["hive_t"].table_format, found["hive_t"].columns) == ("parquet", [("a", "bigint")])

@@ -80,6 +80,18 @@ def test_an_iceberg_lake_holds_the_parquet_lakes_rows_one_commit_a_table_and_run
         expected = [{column: row.get(column) for column in columns} for row in expected]
         assert comparable(table.scan().to_arrow().to_pylist()) == comparable(expected), name
 
+    # until they handle Iceberg tables: a compaction leaves them as they are, a deletion is refused and changes nothing
+    snapshots = {name: [s.snapshot_id for s in iceberg_table(tmp_path / "iceberg/segment-data/data/src1" / name)
+                        .snapshots()] for name in names}
+    compacted = run("compact", "--lake", "iceberg", "--source-id", "src1", "--older-than", "0", cwd=tmp_path)
+    assert compacted.returncode == 0, compacted.stderr[-2000:]
+    assert f"{len(names)} Iceberg tables left as they are" in compacted.stdout + compacted.stderr
+    deleted = run("delete-users", "--lake", "iceberg", "--source-id", "src1", "--user-id", "u1", cwd=tmp_path)
+    assert deleted.returncode == 1 and deleted.stderr.strip().splitlines()[-1].startswith(
+        "segment-lake: error (invalid_settings): delete-users does not handle Iceberg tables yet"), deleted.stderr
+    assert snapshots == {name: [s.snapshot_id for s in iceberg_table(tmp_path / "iceberg/segment-data/data/src1" / name)
+                                .snapshots()] for name in names}
+
     # a reader's command opens the lake with Iceberg without being told
     counted = run("sql", "--lake", "iceberg", "select count(*) from src1.identify", cwd=tmp_path)
     assert counted.returncode == 0, counted.stderr[-2000:]

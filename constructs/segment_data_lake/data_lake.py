@@ -16,7 +16,7 @@ from .account import AwsAccount
 from .alerts import DataLakeAlerts, DataLakeAlertsProps
 from .aws import IamPolicy, IamRolePolicyAttachment, TerraformOutput, TerraformStack
 from .bucket import BucketRef, DataLakeBucket, DataLakeBucketProps
-from .emr import DataLakeCluster, EmrClusterProps
+from .emr import ICEBERG_CONFIGURATION, DataLakeCluster, EmrClusterProps
 from .emr_security import EmrSecurity
 from .glue import GlueCatalog, GlueCatalogProps
 from .iam import DataLakeRoles, DataLakeRolesProps, glue_arns, object_arns
@@ -115,6 +115,10 @@ class SegmentDataLakeProps:
         if self.sync_runner == "segment" and self.cluster_mode == "transient":
             validation.fail("cluster_mode is 'transient' but sync_runner is 'segment', which runs its syncs on one "
                             "cluster by its id: set cluster_mode='always_on' or sync_runner='self'")
+        iceberg = [source.source_id for source in self.sources if source.table_format == "iceberg"]
+        if self.sync_runner == "segment" and iceberg:
+            validation.fail(f"source {iceberg[0]} has table_format 'iceberg' but sync_runner is 'segment', whose syncs "
+                            "write Segment's Parquet layout only: set sync_runner='self' or table_format='parquet'")
         if self.sync_runner == "segment" and self.bundle_path is not None:
             validation.fail("bundle_path is set but sync_runner is 'segment', which runs Segment's own sync: "
                             "remove bundle_path or set sync_runner='self'")
@@ -192,6 +196,9 @@ class SegmentDataLake(Construct):
             if self.s3_destination:
                 self.s3_destination.grant_key_use(self.bucket.kms_key_arn)
         cluster_props = _with_tags(props.cluster, tags)
+        if any(source.table_format == "iceberg" for source in props.sources):  # first: an extra one may override it
+            cluster_props = replace(cluster_props, extra_configurations=(
+                ICEBERG_CONFIGURATION, *cluster_props.extra_configurations))
         # Created here, not by the cluster, so that its key and groups keep the addresses they always had.
         self.security = EmrSecurity(self, "Security", props=cluster_props.security_props(), account=self.account)
         if props.cluster_mode == "transient":

@@ -224,6 +224,10 @@ def default_configurations() -> list[dict[str, Any]]:
     ]
 
 
+# EMR's own Apache Iceberg on the cluster's Spark, for sources whose table_format is iceberg
+ICEBERG_CONFIGURATION = {"Classification": "iceberg-defaults", "Properties": {"iceberg.enabled": "true"}}
+
+
 def merge_configurations(defaults: Sequence[Mapping[str, Any]], extra: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Extra classifications add to (and override properties of) the defaults. Every classification has
     ``Properties`` (EMR returns ``{}`` for none, and a missing one would be a diff on every plan)."""

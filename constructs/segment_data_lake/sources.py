@@ -30,6 +30,10 @@ class SegmentSource:
         a sync makes no Glue request for a new hour. Only Athena sees their partitions
         (Spark and Hive on EMR, Redshift Spectrum and Glue jobs see none), and compaction
         leaves them alone (default False; docs/lake-format.md, Partition projection).
+    :param table_format: ``parquet`` (default): Segment's layout, Hive-style folders with a Glue partition per
+        table and hour; ``iceberg``: Apache Iceberg v2 tables in Glue, one commit per table and run, partitions in
+        the tables' own metadata (the cluster then runs EMR's Iceberg; docs/lake-format.md, Iceberg tables). All of
+        a source's tables are of one format: a sync refuses a table of the other.
     """
 
     source_id: str
@@ -38,6 +42,7 @@ class SegmentSource:
     table_prefix: str = ""
     date_partition: str = "day_hour"
     partition_projection: bool = False
+    table_format: str = "parquet"
 
     def __post_init__(self) -> None:
         validation.matches_name(self.source_id, contract.SOURCE_ID)
@@ -47,6 +52,10 @@ class SegmentSource:
             validation.matches_name(self.glue_database, contract.GLUE_DATABASE)
         validation.matches_name(self.table_prefix, contract.TABLE_PREFIX)
         validation.one_of(self.date_partition, DATE_PARTITIONS, "date partition")
+        validation.one_of(self.table_format, contract.TABLE_FORMATS, "table format")
+        if self.table_format == "iceberg" and self.partition_projection:
+            validation.fail(f"source {self.source_id}: partition_projection is for the Parquet layout's Glue "
+                            "partitions, and an Iceberg table keeps its partitions in its own metadata: leave it out")
 
     @property
     def database(self) -> str:

@@ -11,13 +11,13 @@ import boto3
 from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql import functions as F
 
-from . import embedded_catalog
+from . import iceberg_tables
 from .compaction import Compaction
 from .deletion import UserDeletion
 from .errors import InvalidQuery, InvalidSettings, missing_input
 from .generate import GenerateOptions, generate
 from .history import plot_history, read_history, render_table, success_share
-from .layout import metastore_dir, old_reports
+from .layout import old_reports
 from .metrics import cloudwatch_client
 from .recovery import describe, reset
 from .replay_on_emr import ReplayOnEmrSettings, load_template, replay_request, start
@@ -97,18 +97,17 @@ def suppress(run: Runner) -> list[str]:
     return lines + suppression.read().told(settings.source_id)
 
 
-def _refuse_iceberg(run: Runner, command: str) -> None:
-    """Until they handle Iceberg tables (a deletion's DELETE, a compaction's rewrite_data_files), these commands
-    would rewrite files an Iceberg table's metadata names: refused on a lake that holds one."""
-    lake = run.settings.lake_uri
-    if lake.startswith("file:") and embedded_catalog.holds_iceberg(metastore_dir(lake)):
-        raise InvalidSettings(f"{command} does not handle Iceberg tables yet, and {run.settings.given_lake!r} holds "
-                              "some: use Spark SQL with Iceberg's DELETE or rewrite_data_files on them")
+def _refuse_iceberg(run: Runner) -> None:
+    """Until it deletes by Iceberg's DELETE, a deletion would rewrite files an Iceberg table's metadata names."""
+    found = iceberg_tables.iceberg_table_folders(run.storage, run.layout)
+    if found:
+        raise InvalidSettings(f"delete-users does not handle Iceberg tables yet, and source {run.settings.source_id} "
+                              f"has {len(found)} ({found[0]}, ...): use Spark SQL's DELETE on them")
 
 
 def delete_users(run: Runner) -> list[str]:
     settings: DeletionSettings = run.settings
-    _refuse_iceberg(run, "delete-users")
+    _refuse_iceberg(run)
     require_known_source(run.storage, run.layout)
     with run.locked("delete-users") as lock:  # named to a sync refused meanwhile
         deletion = UserDeletion(run.spark, run.storage, run.layout, progress=run.progress, check=lock.check)
@@ -153,7 +152,6 @@ def move_reports(run: Runner) -> list[str]:
 
 def compact(run: Runner) -> list[str]:
     settings: CompactionSettings = run.settings
-    _refuse_iceberg(run, "compact")
     catalog = run.catalog()
     if not catalog.database_exists(settings.database):
         raise InvalidSettings(f"no database {settings.database!r} in the {settings.catalog} catalog: pass the "

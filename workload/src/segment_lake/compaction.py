@@ -202,13 +202,16 @@ class Compaction:
         for info in listed:
             if info.uri.endswith(".parquet"):
                 folders[location_key(info.uri.rsplit("/", 1)[0])].append(info)
-        found, projected = defaultdict(list), []
+        found, projected, iceberg = defaultdict(list), [], []
         names = self.layout.table_folders(self.storage)
         tables = self.catalog.describe_tables(self.database, [self.prefix + name for name in names])  # one read
         for name in names:
             table, root = self.prefix + name, self.layout.table(name)
             known = tables[table]
             if known is None:
+                continue
+            if known.table_format == "iceberg":  # its metadata names its files: Iceberg's rewrite_data_files
+                iceberg.append(table)
                 continue
             if is_projected(known.parameters):  # no partition to point at the merged files
                 projected.append(table)
@@ -228,6 +231,10 @@ class Compaction:
             self.progress(f"compact: {count(len(projected), 'table')} with partition projection left as they are "
                           f"({', '.join(projected[:3])}{', ...' if len(projected) > 3 else ''}): Athena reads them at "
                           f"fixed folders, which a compaction cannot switch")
+        if iceberg:
+            self.progress(f"compact: {count(len(iceberg), 'Iceberg table')} left as they are "
+                          f"({', '.join(iceberg[:3])}{', ...' if len(iceberg) > 3 else ''}): their metadata names "
+                          f"their files, which Iceberg's rewrite_data_files merges")
         return found
 
     def _merge(self, journal: CompactionJournal, slot: int, table: str,

@@ -32,6 +32,19 @@ LOCAL_SESSION_SETTINGS = {
 }
 
 
+# On EMR, Iceberg (the iceberg-defaults classification the constructs set) beside Glue's Hive tables: Spark's session
+# catalog over Iceberg's GlueCatalog, which marks each table table_type=ICEBERG and keeps a version id per commit.
+# Files through Hadoop's file system rather than Iceberg's own S3 client, so that EMRFS encrypts the metadata with the
+# security configuration's key, as it does the sync's data files; no archive of every commit's table version in Glue.
+GLUE_SESSION_SETTINGS = {
+    "spark.sql.extensions": LOCAL_SESSION_SETTINGS["spark.sql.extensions"],
+    "spark.sql.catalog.spark_catalog": LOCAL_SESSION_SETTINGS["spark.sql.catalog.spark_catalog"],
+    "spark.sql.catalog.spark_catalog.catalog-impl": "org.apache.iceberg.aws.glue.GlueCatalog",
+    "spark.sql.catalog.spark_catalog.io-impl": "org.apache.iceberg.hadoop.HadoopFileIO",
+    "spark.sql.catalog.spark_catalog.glue.skip-archive": "true",
+}
+
+
 def local_jars() -> list[str]:
     """Iceberg's jars for a local Spark (EMR brings its own): set-up names them in SEGMENT_LAKE_ICEBERG_JARS."""
     jars = [jar for jar in os.environ.get("SEGMENT_LAKE_ICEBERG_JARS", "").split(",") if jar]
@@ -40,6 +53,12 @@ def local_jars() -> list[str]:
         raise InvalidSettings(f"Iceberg tables need Iceberg's jars for local Spark ({', '.join(missing) or 'none named'}"
                               "): run `make setup`, or set SEGMENT_LAKE_ICEBERG_JARS to the comma-separated jars")
     return jars
+
+
+def iceberg_table_folders(storage, layout) -> list[str]:
+    """The source's tables (folder names) that are Iceberg tables, known by the ``metadata`` folder Iceberg keeps in
+    each one's location, whatever the catalog."""
+    return [name for name in layout.table_folders(storage) if storage.exists(f"{layout.table(name)}/metadata")]
 
 
 @dataclass(frozen=True)

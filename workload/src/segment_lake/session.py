@@ -152,7 +152,7 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
                    .config("spark.hadoop.fs.s3a.connection.ssl.enabled", str(endpoint.startswith("https")).lower())
                    .config("spark.hadoop.fs.s3a.aws.credentials.provider",
                            "com.amazonaws.auth.EnvironmentVariableCredentialsProvider"))
-    creating_in = None  # the folder of an embedded catalog this command creates
+    store = creating_in = None  # the folder of an embedded catalog, and that of one this command creates
     if embedded:  # after the settings' checks above: a refused command makes no folder
         store = embedded_catalog.store_for(metastore_dir(lake_uri), reads_only)
         if not embedded_catalog.created(store):
@@ -168,8 +168,10 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
         if iceberg:
             if not reads_only:
                 embedded_catalog.mark_iceberg(store)  # every later command on the lake opens it with Iceberg
-            for key, value in iceberg_tables.LOCAL_SESSION_SETTINGS.items():
-                builder = builder.config(key, value)
+    if iceberg:
+        for key, value in (iceberg_tables.LOCAL_SESSION_SETTINGS if store else
+                           iceberg_tables.GLUE_SESSION_SETTINGS).items():
+            builder = builder.config(key, value)
     from pyspark import SparkContext
 
     recording = None

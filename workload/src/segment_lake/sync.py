@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 
 from segment_lake_contract import DEDUP_WINDOW_DAYS
 
-from . import interrupt
+from . import iceberg_tables, interrupt
 from .catalog import Catalog
 from .catalog.registered import recorded, unregistered
 from .catalog_changes import record_changes, table_changes
@@ -111,10 +111,13 @@ class Sync:
         inferred = self._stage(result, "infer", infer, deduped)
         changes, record, database = table_changes(env, inferred), env.state.registered(), env.settings.database
         pending = unregistered(database, changes, inferred.catalog, record)
-        if env.settings.table_format == "iceberg":
-            # before the write, on this thread: publish commits into the tables, and a table Iceberg made on the
-            # catalog's thread was then not found there (the embedded metastore keeps a store per thread)
-            env.catalog.register(database, pending, inferred.catalog)
+        if env.settings.table_format == iceberg_tables.FORMAT:
+            # through Spark's Iceberg catalog, whichever catalog holds them, before the write: publish commits into
+            # the tables; on this thread: a table made on another was then not found here (the embedded metastore
+            # keeps a store per thread)
+            for change in pending:
+                iceberg_tables.register(env.spark, database, change.table, change.columns, change.keys,
+                                        change.location)
             registered = background.submit(lambda: None)
         else:
             registered = background.submit(env.catalog.register, database, pending, inferred.catalog)

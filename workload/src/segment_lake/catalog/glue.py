@@ -71,19 +71,19 @@ class GlueCatalog:
 
     def describe_tables(self, database, tables):
         """One get_tables page per 100 tables of the database, instead of one call per table."""
-        found = {}
+        found, keys = {}, {key for key, _ in self.date_layout}
         try:
             for page in self.glue.get_paginator("get_tables").paginate(DatabaseName=database, **self._catalog):
                 for table in page["TableList"]:
                     descriptor = table["StorageDescriptor"]
+                    # how Iceberg's GlueCatalog marks its tables, whose columns hold the partition keys too
+                    iceberg = table.get("Parameters", {}).get("table_type", "").upper() == "ICEBERG"
                     found[table["Name"]] = TableInfo(
-                        [(c["Name"], c["Type"]) for c in descriptor["Columns"]], descriptor.get("Location", ""),
+                        [(c["Name"], c["Type"]) for c in descriptor["Columns"]
+                         if not (iceberg and c["Name"] in keys)], descriptor.get("Location", ""),
                         str(table.get("CreateTime", "")),
                         {k: v for k, v in descriptor.items() if k not in ("Columns", "Location")},
-                        table.get("Parameters", {}),
-                        # how Iceberg's GlueCatalog marks its tables
-                        "iceberg" if table.get("Parameters", {}).get("table_type", "").upper() == "ICEBERG"
-                        else "parquet")
+                        table.get("Parameters", {}), "iceberg" if iceberg else "parquet")
         except self.glue.exceptions.EntityNotFoundException:  # no database yet
             pass
         return {table: found.get(table) for table in tables}

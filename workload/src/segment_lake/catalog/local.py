@@ -61,14 +61,9 @@ class LocalCatalog:
             [[list(values), location] for values, location in locations.items()]))
 
     def register(self, database, changes: list[TableChange], known=None):
-        hive = [c for c in changes if c.format != iceberg_tables.FORMAT]
-        if hive:  # one batch in the JVM, which reads the tables itself: ``known`` saves nothing here
+        if changes:  # one batch in the JVM, which reads the tables itself: ``known`` saves nothing here
             self._tables().register(self.spark._jsparkSession, database, json.dumps([
                 {"table": c.table, "columns": c.columns, "keys": c.keys, "partitions": c.partitions,
                  "location": c.location, "format": c.format, "partition_locations": c.partition_locations}
-                for c in hive]))
-        for change in changes:  # their partitions come with their commits
-            if change.format == iceberg_tables.FORMAT:
-                iceberg_tables.register(self.spark, database, change.table, change.columns, change.keys,
-                                        change.location)
+                for c in changes]))
 
