@@ -50,6 +50,8 @@ def test_every_subcommand_has_help(command):
      "segment-lake: error (invalid_settings): invalid number of cores 0: use a whole number of at least 1"),
     (["--source-id", "s1", "--input", "in", "--lake", "lake", "--wait-for-lock", "-5"],
      "segment-lake: error (invalid_settings): --wait-for-lock -5 must be 0 or more minutes"),
+    (["--source-id", "s1", "--input", "in", "--lake", "s3a://b/", "--catalog", "glue", "--table-format", "iceberg"],
+     "segment-lake: error (invalid_settings): Iceberg tables in Glue are made by EMR's own Iceberg"),
 ])
 def test_bad_settings_fail_with_one_line(tmp_path, args, message):
     (tmp_path / "in").mkdir()
