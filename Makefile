@@ -25,6 +25,9 @@ ICEBERG_JACKSON := $(JARS_DIR)/iceberg-jackson-2.15.2.jar
 ICEBERG_JARS := $(ICEBERG_RUNTIME) $(ICEBERG_JACKSON)
 # the Iceberg lakes' local Spark (iceberg_tables.local_jars)
 export SEGMENT_LAKE_ICEBERG_JARS := $(abspath $(ICEBERG_RUNTIME)),$(abspath $(ICEBERG_JACKSON))
+# DuckDB 1.5.5 and its Iceberg and Avro extensions, apart from the project's DuckDB: the tests' second Iceberg reader
+DUCKDB_ICEBERG := .cache/duckdb-iceberg
+export SEGMENT_LAKE_DUCKDB_ICEBERG := $(abspath $(DUCKDB_ICEBERG))
 DEMO := .demo
 DEMO_SOURCE := Kq8dV1bX2c
 # the demo lake's table format: parquet (Segment's layout) or iceberg (make demo TABLE_FORMAT=iceberg)
@@ -52,7 +55,7 @@ BUNDLE_INPUTS := $(shell find workload/emr workload/src/segment_lake contract -t
 setup:
 	@$(MAKE) --no-print-directory --jobs=4 setup-parts
 
-setup-parts: $(STAMP) $(JARS) $(ICEBERG_JARS) $(BUNDLE)
+setup-parts: $(STAMP) $(JARS) $(ICEBERG_JARS) $(DUCKDB_ICEBERG)/.complete $(BUNDLE)
 	@:
 
 bundle: $(BUNDLE)
@@ -87,6 +90,11 @@ $(ICEBERG_WHEEL): | $(PIP)
 
 $(ICEBERG_JARS) &: $(ICEBERG_WHEEL) workload/local/iceberg_jars.py | $(STAMP)
 	$(PY) workload/local/iceberg_jars.py --wheel $(ICEBERG_WHEEL) --output $(JARS_DIR)
+
+$(DUCKDB_ICEBERG)/.complete: tests/duckdb-iceberg.lock | $(PIP)
+	rm -rf $(DUCKDB_ICEBERG)
+	$(PY) -m pip install --quiet --no-deps --require-hashes --only-binary=:all: --target $(DUCKDB_ICEBERG) --requirement $<
+	touch $@
 
 $(PIP):
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11"; exit 1; }

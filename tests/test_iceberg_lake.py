@@ -1,7 +1,7 @@
-"""`--table-format iceberg` end to end: a sync of the sample events makes Apache Iceberg tables that an independent
-reader (pyiceberg, from each table's metadata file alone) finds with the same rows and values as the Parquet lake of
-the same events; each table holds one snapshot per run that wrote to it, naming the run; a sync in the other format
-is refused and loses nothing."""
+"""`--table-format iceberg` end to end: a sync of the sample events makes Apache Iceberg tables that two independent
+readers (pyiceberg and DuckDB, from each table's metadata file alone) find with the same rows and values as the
+Parquet lake of the same events; each table holds one snapshot per run that wrote to it, naming the run; a sync in the
+other format is refused and loses nothing."""
 import json
 import subprocess
 import sys
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from iceberg_readers import comparable, duckdb_rows, pyiceberg_table
 from lake_events import write_run1, write_run2
-from pyiceberg.table import StaticTable
 
 pytestmark = [pytest.mark.spark]
 
@@ -21,11 +21,6 @@ def run(*args, cwd):
     return subprocess.run([CLI, *args], capture_output=True, text=True, cwd=cwd, timeout=600)
 
 
-def iceberg_table(folder: Path) -> StaticTable:
-    """A table as its newest metadata file describes it."""
-    return StaticTable.from_metadata(str(max((folder / "metadata").glob("*.metadata.json"))))
-
-
 def parquet_rows(folder: Path) -> list[dict]:
     """A Parquet lake table's rows, its partition keys taken from the folder names as Hive does."""
     rows = []
@@ -33,13 +28,6 @@ def parquet_rows(folder: Path) -> list[dict]:
         keys = dict(part.split("=", 1) for part in file.relative_to(folder).parent.parts)
         rows += [{**row, **keys} for row in pq.read_table(file).to_pylist()]
     return rows
-
-
-def comparable(rows: list[dict]) -> list[str]:
-    """Rows as sorted JSON, timestamps as UTC instants whatever their Parquet type."""
-    def value(v):
-        return v.astimezone().timestamp() if hasattr(v, "astimezone") else v
-    return sorted(json.dumps({k: value(v) for k, v in row.items()}, sort_keys=True, default=str) for row in rows)
 
 
 def test_an_iceberg_lake_holds_the_parquet_lakes_rows_one_commit_a_table_and_run(tmp_path):
@@ -68,8 +56,9 @@ def test_an_iceberg_lake_holds_the_parquet_lakes_rows_one_commit_a_table_and_run
     tables = tmp_path / "parquet/segment-data/data/src1"
     names = sorted(p.name for p in tables.iterdir())
     assert len(names) >= 5
-    for name in names:
-        table = iceberg_table(tmp_path / "iceberg/segment-data/data/src1" / name)
+    folders = [tmp_path / "iceberg/segment-data/data/src1" / name for name in names]
+    for name, folder, read_by_duckdb in zip(names, folders, duckdb_rows(folders), strict=True):
+        table = pyiceberg_table(folder)
         committed = [s.summary["segment-run-id"] for s in table.snapshots()]
         assert committed and set(committed) <= set(runs) and len(set(committed)) == len(committed), name
         columns = [f.name for f in table.schema().fields]
@@ -79,9 +68,10 @@ def test_an_iceberg_lake_holds_the_parquet_lakes_rows_one_commit_a_table_and_run
         assert set().union(*expected) <= set(columns), name
         expected = [{column: row.get(column) for column in columns} for row in expected]
         assert comparable(table.scan().to_arrow().to_pylist()) == comparable(expected), name
+        assert read_by_duckdb == comparable(expected), name
 
     # until they handle Iceberg tables: a compaction leaves them as they are, a deletion is refused and changes nothing
-    snapshots = {name: [s.snapshot_id for s in iceberg_table(tmp_path / "iceberg/segment-data/data/src1" / name)
+    snapshots = {name: [s.snapshot_id for s in pyiceberg_table(tmp_path / "iceberg/segment-data/data/src1" / name)
                         .snapshots()] for name in names}
     compacted = run("compact", "--lake", "iceberg", "--source-id", "src1", "--older-than", "0", cwd=tmp_path)
     assert compacted.returncode == 0, compacted.stderr[-2000:]
@@ -89,7 +79,7 @@ def test_an_iceberg_lake_holds_the_parquet_lakes_rows_one_commit_a_table_and_run
     deleted = run("delete-users", "--lake", "iceberg", "--source-id", "src1", "--user-id", "u1", cwd=tmp_path)
     assert deleted.returncode == 1 and deleted.stderr.strip().splitlines()[-1].startswith(
         "segment-lake: error (invalid_settings): delete-users does not handle Iceberg tables yet"), deleted.stderr
-    assert snapshots == {name: [s.snapshot_id for s in iceberg_table(tmp_path / "iceberg/segment-data/data/src1" / name)
+    assert snapshots == {name: [s.snapshot_id for s in pyiceberg_table(tmp_path / "iceberg/segment-data/data/src1" / name)
                                 .snapshots()] for name in names}
 
     # a reader's command opens the lake with Iceberg without being told

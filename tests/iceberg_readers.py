@@ -1,0 +1,61 @@
+"""Two independent readers of an Iceberg table, from its newest metadata file alone: pyiceberg (`StaticTable`) and
+DuckDB's `iceberg_scan` (DuckDB 1.5.5 with its extension wheels, which make setup installs apart in
+$SEGMENT_LAKE_DUCKDB_ICEBERG, so DuckDB reads in a process of its own). Rows compare as sorted JSON."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def newest_metadata(folder: Path) -> Path:
+    """A table's newest metadata file (Iceberg numbers them in order: 00000-..., 00001-...)."""
+    return max((folder / "metadata").glob("*.metadata.json"))
+
+
+def comparable(rows: list[dict]) -> list[str]:
+    """Rows as sorted JSON, timestamps as UTC instants whatever their Parquet type."""
+    def value(v):
+        return v.astimezone().timestamp() if hasattr(v, "astimezone") else v
+    return sorted(json.dumps({k: value(v) for k, v in row.items()}, sort_keys=True, default=str) for row in rows)
+
+
+def pyiceberg_table(folder: Path):
+    from pyiceberg.table import StaticTable
+
+    return StaticTable.from_metadata(str(newest_metadata(folder)))
+
+
+def duckdb_rows(folders: list[Path]) -> list[list[str]]:
+    """Each table's rows as DuckDB reads them (comparable), in one process for all the tables."""
+    packages = os.environ.get("SEGMENT_LAKE_DUCKDB_ICEBERG", "")
+    assert os.path.isdir(packages), "SEGMENT_LAKE_DUCKDB_ICEBERG names no folder: run the tests through make test"
+    result = subprocess.run([sys.executable, __file__, *(str(newest_metadata(f)) for f in folders)],
+                            capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join([packages, str(Path(__file__).parent)])})
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout)
+
+
+def _scan(metadata_files: list[str]) -> list[list[str]]:
+    import duckdb
+    import duckdb_extension_avro
+    import duckdb_extension_iceberg
+
+    assert duckdb.__version__ == "1.5.5", duckdb.__version__  # the extensions' own version, not the project's
+    connection = duckdb.connect()
+    for extension, name in ((duckdb_extension_avro, "avro"), (duckdb_extension_iceberg, "iceberg")):  # avro first
+        [path] = Path(extension.__file__).parent.glob(f"extensions/*/{name}.duckdb_extension")
+        connection.execute(f"LOAD '{path}'")
+    tables = []
+    for metadata in metadata_files:
+        cursor = connection.execute("SELECT * FROM iceberg_scan(?)", [metadata])
+        names = [column[0] for column in cursor.description]
+        tables.append(comparable([dict(zip(names, row, strict=True)) for row in cursor.fetchall()]))
+    return tables
+
+
+if __name__ == "__main__":
+    print(json.dumps(_scan(sys.argv[1:])))
