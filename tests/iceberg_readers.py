@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC
 from pathlib import Path
 
 
@@ -17,8 +18,10 @@ def newest_metadata(folder: Path) -> Path:
 
 def comparable(rows: list[dict]) -> list[str]:
     """Rows as sorted JSON, timestamps as UTC instants whatever their Parquet type."""
-    def value(v):
-        return v.astimezone().timestamp() if hasattr(v, "astimezone") else v
+    def value(v):  # a naive timestamp (Parquet's INT96, pyarrow's) is UTC
+        if hasattr(v, "astimezone"):
+            return (v if v.tzinfo else v.replace(tzinfo=UTC)).timestamp()
+        return v
     return sorted(json.dumps({k: value(v) for k, v in row.items()}, sort_keys=True, default=str) for row in rows)
 
 

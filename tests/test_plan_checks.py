@@ -84,24 +84,32 @@ CASES = {  # name: (subnet tagged, which table routes to the internet, private_s
     "brought-groups": (True, None, True, True, None),
     "brought-groups-no-https": (True, None, True, "no-https", "The brought master security group has no outbound "
                                                               "rule for HTTPS (TCP 443)"),
+    "brought-groups-https-only": (True, None, True, "https-only", None),
 }
 
 
 def groups(ec2, vpc: str, tagged: bool | str) -> dict[str, str]:
     """Three groups of the VPC, to bring as the cluster's, with AWS's allow-all outbound rule; the core/task one
-    untagged unless ``tagged``; with ``tagged="no-https"``, the master's outbound rules are only SSH and all UDP."""
+    untagged unless ``tagged``; with ``tagged="no-https"``, the master's outbound rules are only SSH and all UDP (and an
+    inbound 443 rule, which does not count), with ``"https-only"`` only TCP 443."""
     made = {}
     for role in ("master", "core_task", "service_access"):
         tags = [{"ResourceType": "security-group", "Tags": [EMR_TAG]}] if tagged or role != "core_task" else []
         made[role] = ec2.create_security_group(GroupName=f"emr-{role}", Description=role, VpcId=vpc,
                                                TagSpecifications=tags)["GroupId"]
-    if tagged == "no-https":
-        everywhere = [{"CidrIp": "0.0.0.0/0"}]
+    everywhere = [{"CidrIp": "0.0.0.0/0"}]
+    if tagged in ("no-https", "https-only"):
         ec2.revoke_security_group_egress(GroupId=made["master"], IpPermissions=[
             {"IpProtocol": "-1", "IpRanges": everywhere}])
+    if tagged == "no-https":
         ec2.authorize_security_group_egress(GroupId=made["master"], IpPermissions=[
             {"IpProtocol": "tcp", "FromPort": 22, "ToPort": 22, "IpRanges": everywhere},
             {"IpProtocol": "udp", "FromPort": 0, "ToPort": 65535, "IpRanges": everywhere}])
+        ec2.authorize_security_group_ingress(GroupId=made["master"], IpPermissions=[
+            {"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "IpRanges": everywhere}])
+    if tagged == "https-only":
+        ec2.authorize_security_group_egress(GroupId=made["master"], IpPermissions=[
+            {"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "IpRanges": everywhere}])
     return made
 
 

@@ -102,7 +102,8 @@ def _refuse_iceberg(run: Runner) -> None:
     found = iceberg_tables.iceberg_table_folders(run.storage, run.layout)
     if found:
         raise InvalidSettings(f"delete-users does not handle Iceberg tables yet, and source {run.settings.source_id} "
-                              f"has {len(found)} ({found[0]}, ...): use Spark SQL's DELETE on them")
+                              f"has {len(found)} ({', '.join(found[:3])}{', ...' if len(found) > 3 else ''}): use "
+                              "Spark SQL's DELETE on them")
 
 
 def delete_users(run: Runner) -> list[str]:

@@ -5,6 +5,7 @@ Parquet lake's (parquet_tables.py), are committed per table in one snapshot whos
 run finds which tables it already committed (docs/performance.md, Writing Iceberg tables)."""
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -61,6 +62,19 @@ def iceberg_table_folders(storage, layout) -> list[str]:
     return [name for name in layout.table_folders(storage) if storage.exists(f"{layout.table(name)}/metadata")]
 
 
+def tables_committed_by(storage, layout, run_id: str) -> list[str]:
+    """The folders of the source's Iceberg tables whose newest metadata holds a snapshot of ``run_id``: read from the
+    metadata files themselves, so without Iceberg's jars and whatever the catalog."""
+    found = []
+    for name in iceberg_table_folders(storage, layout):
+        metadata = [f.uri for f in storage.list_files(f"{layout.table(name)}/metadata")
+                    if f.uri.endswith(".metadata.json")]
+        snapshots = json.loads(storage.read_text(max(metadata))).get("snapshots", []) if metadata else []
+        if any(s.get("summary", {}).get(RUN_PROPERTY) == run_id for s in snapshots):
+            found.append(name)
+    return found
+
+
 @dataclass(frozen=True)
 class DataFile:
     """A file of a run for an Iceberg table: where it is and its partition's folder (``day=2024-01-02/hr=03``)."""
@@ -105,6 +119,8 @@ def register(spark: SparkSession, database: str, table: str, columns: Iterable[t
         spark.sql(create_statement(database, table, columns, keys, location))
         map_names(spark, database, table)
         return
+    if _table(spark, database, table).properties().get(NAME_MAPPING) is None:  # a run died right after the CREATE
+        map_names(spark, database, table)
     present = [name for name in spark.table(f"{_quoted(database)}.{_quoted(table)}").columns if name not in keys]
     missing = [(name, kind) for name, kind in columns if name not in present and name not in keys]
     if missing:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from . import iceberg_tables
 from .catalog import Catalog
 from .compaction import finish_unfinished_compaction
 from .deletion import finish_unfinished_deletion
+from .errors import InvalidSettings
 from .layout import LakeLayout, written_by
 from .state import SourceState
 from .storage import LakeStorage
@@ -23,13 +25,21 @@ def finish_unfinished(storage: LakeStorage, layout: LakeLayout, progress: Callab
         finish_unfinished_compaction(storage, catalog, layout, progress, check)
 
 
-def forget_attempt(storage: LakeStorage, layout: LakeLayout, run_id: str) -> None:
+def forget_attempt(storage: LakeStorage, layout: LakeLayout, run_id: str, redone: bool = True) -> None:
     """Removes what an attempt of ``run_id`` published: its files in the tables and in the duplicates' record
-    (named by the run), and its landed ids, discards and rejected lines (folders of the run)."""
+    (named by the run), and its landed ids, discards and rejected lines (folders of the run). An Iceberg table that
+    committed the run keeps its files (its snapshot names them) when the run is ``redone``, which then leaves that
+    table as it is; a run dropped for good is refused then: a new run would land those rows again."""
+    committed = iceberg_tables.tables_committed_by(storage, layout, run_id)
+    if committed and not redone:
+        raise InvalidSettings(f"run {run_id} already committed Iceberg table {committed[0]}"
+                              f"{f' and {len(committed) - 1} more' if len(committed) > 1 else ''}: dropping it would "
+                              "land their rows twice; let the next sync redo the run instead")
+    kept = [f"/{layout.table(name).rstrip('/').rsplit('/', 1)[1]}/" for name in committed]  # segment_type=<name>
     outputs = layout.run_outputs(run_id)
     for root in outputs.shared_folders:
         for info in storage.list_files(root):
-            if written_by(info.uri, run_id):
+            if written_by(info.uri, run_id) and not any(folder in info.uri for folder in kept):
                 storage.delete(info.uri)
     for folder in (*outputs.own_folders, outputs.stage):
         storage.delete(folder, recursive=True)
@@ -63,6 +73,6 @@ def reset(storage: LakeStorage, layout: LakeLayout, state: SourceState) -> str |
     if pending is None:
         return None
     if not state.is_finished(pending.run_id):  # a finished run's data stays: only its manifest was left
-        forget_attempt(storage, layout, pending.run_id)
+        forget_attempt(storage, layout, pending.run_id, redone=False)
     storage.delete(state.pending_uri)
     return pending.run_id

@@ -1,0 +1,77 @@
+"""Forgetting an attempt of a run on an Iceberg lake: a table whose snapshot names the run keeps the run's files (a
+redo of the run leaves it as it is), other tables lose them; dropping the run for good (`state reset`) is refused
+while a table holds it, which would land its rows twice. Judged on a lake folder through a storage over the local
+disk (the part of the storage port recovery uses), with metadata files as Iceberg writes them."""
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from segment_lake.errors import InvalidSettings
+from segment_lake.iceberg_tables import RUN_PROPERTY, tables_committed_by
+from segment_lake.layout import LakeLayout, data_file_name
+from segment_lake.recovery import forget_attempt
+from segment_lake.storage import FileInfo
+
+pytestmark = pytest.mark.fast
+
+RUN = "20240102T030000Z-0a1b2c3d"
+
+
+class DiskStorage:
+    """Files under ``file://`` URIs, as the storage port lists, reads and deletes them."""
+
+    @staticmethod
+    def _path(uri: str) -> Path:
+        return Path(uri.removeprefix("file://"))
+
+    def exists(self, uri):
+        return self._path(uri).exists()
+
+    def list_files(self, uri):
+        root = self._path(uri)
+        return [FileInfo(f"file://{p}", p.stat().st_size) for p in sorted(root.rglob("*")) if p.is_file()]
+
+    def list_folders(self, uri):
+        root = self._path(uri)
+        return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+
+    def read_text(self, uri):
+        return self._path(uri).read_text()
+
+    def delete(self, uri, recursive=False):
+        path = self._path(uri)
+        if path.is_dir() and recursive:
+            for child in sorted(path.rglob("*"), reverse=True):
+                child.unlink() if child.is_file() else child.rmdir()
+            path.rmdir()
+        elif path.exists():
+            os.remove(path)
+
+
+def table(lake: Path, name: str, runs: list[str] | None) -> Path:
+    """A table folder with one file of RUN; with ``runs``, an Iceberg table whose newest metadata has their snapshots."""
+    folder = lake / "segment-data" / "data" / "src1" / f"segment_type={name}"
+    (folder / "day=2024-01-02" / "hr=03").mkdir(parents=True)
+    (folder / "day=2024-01-02" / "hr=03" / data_file_name(RUN, 0)).write_bytes(b"PAR1")
+    if runs is not None:
+        (folder / "metadata").mkdir()
+        (folder / "metadata" / "00000-a.metadata.json").write_text(json.dumps({"snapshots": []}))
+        (folder / "metadata" / "00001-b.metadata.json").write_text(json.dumps({"snapshots": [
+            {"snapshot-id": i, "summary": {"operation": "append", RUN_PROPERTY: run}} for i, run in enumerate(runs)]}))
+    return folder / "day=2024-01-02" / "hr=03" / data_file_name(RUN, 0)
+
+
+def test_a_table_that_committed_the_run_keeps_its_files_and_a_reset_is_refused(tmp_path):
+    layout, storage = LakeLayout(f"file://{tmp_path}", "src1"), DiskStorage()
+    committed = table(tmp_path, "identify", ["older-run", RUN])
+    uncommitted = table(tmp_path, "page", ["older-run"])
+    parquet = table(tmp_path, "track_a", None)
+    assert tables_committed_by(storage, layout, RUN) == ["identify"]
+    with pytest.raises(InvalidSettings, match=f"run {RUN} already committed Iceberg table identify: dropping it would "
+                                              "land their rows twice; let the next sync redo the run instead"):
+        forget_attempt(storage, layout, RUN, redone=False)
+    assert committed.exists() and uncommitted.exists() and parquet.exists()  # refused before anything changed
+    forget_attempt(storage, layout, RUN)  # a redo of the run
+    assert committed.exists() and not uncommitted.exists() and not parquet.exists()
