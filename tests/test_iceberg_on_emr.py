@@ -71,13 +71,17 @@ def test_what_an_iceberg_source_cannot_have_is_refused_at_construction(options, 
 
 
 def test_the_workload_opens_icebergs_glue_catalog_through_emrfs():
-    from segment_lake.iceberg_tables import GLUE_SESSION_SETTINGS
+    from segment_lake.iceberg_tables import session_settings
 
-    assert GLUE_SESSION_SETTINGS["spark.sql.catalog.spark_catalog"] == "org.apache.iceberg.spark.SparkSessionCatalog"
-    assert GLUE_SESSION_SETTINGS["spark.sql.catalog.spark_catalog.catalog-impl"] == (
-        "org.apache.iceberg.aws.glue.GlueCatalog")
+    glue, local = session_settings(embedded=False), session_settings(embedded=True)
+    assert glue["spark.sql.catalog.spark_catalog"] == local["spark.sql.catalog.spark_catalog"] == (
+        "org.apache.iceberg.spark.SparkSessionCatalog")
+    assert glue["spark.sql.catalog.spark_catalog.catalog-impl"] == "org.apache.iceberg.aws.glue.GlueCatalog"
+    assert local["spark.sql.catalog.spark_catalog.type"] == "hive"
+    assert "spark.sql.catalog.spark_catalog.type" not in glue  # a catalog type and catalog-impl exclude each other
     # the security configuration's encryption applies to the metadata files too
-    assert GLUE_SESSION_SETTINGS["spark.sql.catalog.spark_catalog.io-impl"] == "org.apache.iceberg.hadoop.HadoopFileIO"
+    assert glue["spark.sql.catalog.spark_catalog.io-impl"] == "org.apache.iceberg.hadoop.HadoopFileIO"
+    assert not any("metastore" in key or "datanucleus" in key for key in glue)  # the embedded metastore's only
 
 
 def test_the_node_role_may_make_icebergs_glue_and_s3_calls(iceberg_lake):

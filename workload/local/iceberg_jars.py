@@ -101,17 +101,11 @@ def pyspark_jackson_jars() -> list[str]:
 
 
 def local_catalog_settings(work: str) -> dict[str, str]:
-    """The Spark settings that keep Iceberg tables beside Parquet ones in an embedded Hive catalog under ``work``:
-    Iceberg's session catalog over Hive's, its SQL extensions (DELETE, the procedures), and what Iceberg needs of an
-    embedded metastore (its schema made at first use; Hive's table lock off, which left CREATE TABLE retrying for
-    minutes: one run per source holds a lock of its own)."""
-    return {"spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
-            "spark.sql.catalog.spark_catalog": "org.apache.iceberg.spark.SparkSessionCatalog",
-            "spark.sql.catalog.spark_catalog.type": "hive",
-            "spark.hadoop.hive.metastore.schema.verification": "false",
-            "spark.hadoop.datanucleus.schema.autoCreateAll": "true",
-            "spark.hadoop.iceberg.engine.hive.lock-enabled": "false",
-            "spark.sql.warehouse.dir": f"{work}/warehouse",
+    """The Spark settings of a bare local session that keeps Iceberg tables beside Parquet ones in an embedded Hive
+    catalog under ``work``: the sync's own (iceberg_tables.LOCAL_SESSION_SETTINGS) and the metastore's place."""
+    from segment_lake.iceberg_tables import LOCAL_SESSION_SETTINGS
+
+    return {**LOCAL_SESSION_SETTINGS, "spark.sql.warehouse.dir": f"{work}/warehouse",
             "spark.sql.catalogImplementation": "hive",
             "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={work}/metastore_db;create=true"}
 

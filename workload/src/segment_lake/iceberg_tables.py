@@ -46,9 +46,14 @@ GLUE_SESSION_SETTINGS = {
 }
 
 
+def session_settings(embedded: bool) -> dict[str, str]:
+    """Iceberg's settings for a session over the lake's ``embedded`` metastore, else over Glue on EMR."""
+    return LOCAL_SESSION_SETTINGS if embedded else GLUE_SESSION_SETTINGS
+
+
 def local_jars() -> list[str]:
     """Iceberg's jars for a local Spark (EMR brings its own): set-up names them in SEGMENT_LAKE_ICEBERG_JARS."""
-    jars = [jar for jar in os.environ.get("SEGMENT_LAKE_ICEBERG_JARS", "").split(",") if jar]
+    jars = [jar.strip() for jar in os.environ.get("SEGMENT_LAKE_ICEBERG_JARS", "").split(",") if jar.strip()]
     missing = [jar for jar in jars if not os.path.isfile(jar)]
     if not jars or missing:
         raise InvalidSettings(f"Iceberg tables need Iceberg's jars for local Spark ({', '.join(missing) or 'none named'}"

@@ -169,8 +169,7 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
             if not reads_only:
                 embedded_catalog.mark_iceberg(store)  # every later command on the lake opens it with Iceberg
     if iceberg:
-        for key, value in (iceberg_tables.LOCAL_SESSION_SETTINGS if store else
-                           iceberg_tables.GLUE_SESSION_SETTINGS).items():
+        for key, value in iceberg_tables.session_settings(embedded=store is not None).items():
             builder = builder.config(key, value)
     from pyspark import SparkContext
 
