@@ -127,6 +127,9 @@ class ForwardingStorage:
     def commit_table(self, database, table, files, run_id):
         return self._storage.commit_table(database, table, files, run_id)
 
+    def delete_rows(self, table, keys_uri, deletion_id):
+        return self._storage.delete_rows(table, keys_uri, deletion_id)
+
 
 class DyingStorage(ForwardingStorage):
     """LakeStorage whose writes pass through ``boundaries``; reads are the real storage's."""
@@ -154,6 +157,9 @@ class DyingStorage(ForwardingStorage):
     def commit_table(self, database, table, files, run_id):
         return self._boundaries("commit_table", f"{database}.{table}",
                                 lambda: self._storage.commit_table(database, table, files, run_id))
+
+    def delete_rows(self, table, keys_uri, deletion_id):
+        return self._boundaries("delete_rows", table, lambda: self._storage.delete_rows(table, keys_uri, deletion_id))
 
     def publish_files(self, moves):  # one write per file, as moves
         for source, target in moves:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from segment_lake.errors import InvalidSettings
-from segment_lake.iceberg_tables import RUN_PROPERTY, tables_committed_by
+from segment_lake.iceberg_tables import RUN_PROPERTY, record_tables, tables_committed_by
 from segment_lake.layout import LakeLayout, data_file_name
 from segment_lake.recovery import forget_attempt
 from segment_lake.storage import FileInfo
@@ -40,6 +40,10 @@ class DiskStorage:
     def read_text(self, uri):
         return self._path(uri).read_text()
 
+    def write_text(self, uri, text):
+        self._path(uri).parent.mkdir(parents=True, exist_ok=True)
+        self._path(uri).write_text(text)
+
     def delete(self, uri, recursive=False):
         path = self._path(uri)
         if path.is_dir() and recursive:
@@ -68,6 +72,7 @@ def test_a_table_that_committed_the_run_keeps_its_files_and_a_reset_is_refused(t
     committed = table(tmp_path, "identify", ["older-run", RUN])
     uncommitted = table(tmp_path, "page", ["older-run"])
     parquet = table(tmp_path, "track_a", None)
+    record_tables(storage, layout, {"identify": "src1.identify", "page": "src1.page"})  # as the sync does
     assert tables_committed_by(storage, layout, RUN) == ["identify"]
     with pytest.raises(InvalidSettings, match=f"run {RUN} already committed Iceberg table identify: dropping it would "
                                               "land their rows twice; let the next sync redo the run instead"):

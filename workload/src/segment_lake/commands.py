@@ -11,7 +11,6 @@ import boto3
 from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql import functions as F
 
-from . import iceberg_tables
 from .compaction import Compaction
 from .deletion import UserDeletion
 from .errors import InvalidQuery, InvalidSettings, missing_input
@@ -33,6 +32,7 @@ from .settings import (
 )
 from .sql_statements import sql_statements
 from .state import SourceState, require_known_source
+from .storage import read_text_without_spark
 from .suppression import SuppressionList
 from .sync import Sync
 from .sync_reports import move_old_reports
@@ -97,18 +97,10 @@ def suppress(run: Runner) -> list[str]:
     return lines + suppression.read().told(settings.source_id)
 
 
-def _refuse_iceberg(run: Runner) -> None:
-    """Until it deletes by Iceberg's DELETE, a deletion would rewrite files an Iceberg table's metadata names."""
-    found = iceberg_tables.iceberg_table_folders(run.storage, run.layout)
-    if found:
-        raise InvalidSettings(f"delete-users does not handle Iceberg tables yet, and source {run.settings.source_id} "
-                              f"has {len(found)} ({', '.join(found[:3])}{', ...' if len(found) > 3 else ''}): use "
-                              "Spark SQL's DELETE on them")
-
-
 def delete_users(run: Runner) -> list[str]:
     settings: DeletionSettings = run.settings
-    _refuse_iceberg(run)
+    if read_text_without_spark(run.layout.state_files.iceberg_tables_uri) is not None:
+        run.open_iceberg_tables()  # the source has Iceberg tables: the session reaches them through their catalog
     require_known_source(run.storage, run.layout)
     with run.locked("delete-users") as lock:  # named to a sync refused meanwhile
         deletion = UserDeletion(run.spark, run.storage, run.layout, progress=run.progress, check=lock.check)

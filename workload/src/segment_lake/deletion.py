@@ -10,6 +10,11 @@ rows is left, so a reader sees each file whole, before or after, never both and 
 journal leaves the lake as it was (run the command again); a crash after it is finished by the next deletion or sync
 of the source (``recovery.finish_unfinished``).
 
+An Iceberg table (``--table-format iceberg``) is read through its catalog instead, and the keys (messageId and
+receivedAt) of its rows of the users are staged; the switch deletes them in one copy-on-write commit a table, whose
+snapshot names the deletion so that a redo skips it (iceberg_tables.delete_rows). The files that held the rows stay
+until compaction expires the snapshots before the deletion.
+
 Untouched: the raw input (``segment-logs/``, the user's own), rejected lines (they keep the raw line, which may name
 the user, but they are not events: nothing in them is known to be a user's), and the landed index (messageIds and
 times, which keep a redelivered event from landing twice).
@@ -23,11 +28,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
+from functools import reduce
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DecimalType, LongType, StringType, StructType
 
+from . import iceberg_tables
 from .errors import InvalidSettings
 from .journal import JournaledOperation, Record, begin, finish, summary
 from .lake_columns import PARQUET_SETTINGS
@@ -58,6 +65,18 @@ class Rewrite:
 
 
 @dataclass(frozen=True)
+class TableDelete:
+    """An Iceberg table's rows of the users: the table (by its name in the lake, and its catalog's ``database.table``),
+    the staged keys (message_id, received_at) of those rows and how many they are; deleted in one commit naming the
+    deletion (iceberg_tables.delete_rows), which a redo finds."""
+
+    dataset: str
+    table: str
+    keys: str
+    deleted: int
+
+
+@dataclass(frozen=True)
 class Journal(Record):
     """A deletion's plan, written once every rewritten file is staged: the switch is replayed from it."""
 
@@ -67,6 +86,7 @@ class Journal(Record):
     user_ids: tuple[str, ...]
     anonymous_ids: tuple[str, ...]
     rewrites: tuple[Rewrite, ...] = field(default=())
+    deletes: tuple[TableDelete, ...] = field(default=())
     # what the search looked at (tables, files, rows), so that "0 deleted" is visibly an answer
     examined: dict[str, int] = field(default_factory=dict)
 
@@ -75,7 +95,7 @@ class Journal(Record):
         data = json.loads(text)
         return Journal(data["deletion_id"], data["source_id"], data["start_time"], tuple(data["user_ids"]),
                        tuple(data["anonymous_ids"]), tuple(Rewrite(**r) for r in data["rewrites"]),
-                       data.get("examined", {}))
+                       tuple(TableDelete(**d) for d in data.get("deletes", [])), data.get("examined", {}))
 
 
 @dataclass(frozen=True)
@@ -119,8 +139,8 @@ class DeletionReport(Record):
 def deletion_report(journal: Journal, finish_time: datetime, not_switched: tuple[str, ...] = ()) -> DeletionReport:
     """The report of a journaled deletion, from its rewrites."""
     rows: dict[str, int] = defaultdict(int)
-    for rewrite in journal.rewrites:
-        rows[rewrite.dataset] += rewrite.deleted
+    for change in (*journal.rewrites, *journal.deletes):
+        rows[change.dataset] += change.deleted
     tables = {name: n for name, n in rows.items() if name not in (DISCARDS, DUPLICATES)}
     return DeletionReport(
         journal.deletion_id, journal.source_id, journal.start_time, finish_time.astimezone(UTC).isoformat(),
@@ -181,6 +201,7 @@ class UserDeletion:
                  progress: Callable[[str], None] = print, check: Callable[[], None] = lambda: None) -> None:
         self.spark, self.storage, self.layout = spark, storage, layout
         self.state = SourceState(storage, layout.state)
+        self.iceberg = iceberg_tables.recorded_tables(storage, layout)  # folder -> catalog name
         self.stage = self.state.deletion_stage_uri
         self.progress, self.check = progress, check
 
@@ -194,14 +215,15 @@ class UserDeletion:
         finish_unfinished_deletion(self.storage, self.layout, self.progress, self.check)
         SuppressionList(self.storage, self.state.suppressed_uri).add(list(user_ids), list(anonymous_ids), now)
         journal = Journal(new_run_id(now), self.layout.source_id, now.isoformat(), user_ids, anonymous_ids)
-        rewrites, examined = self._plan(journal)
-        journal = Journal(**{**journal.__dict__, "rewrites": tuple(rewrites), "examined": examined})
+        rewrites, deletes, examined = self._plan(journal)
+        journal = Journal(**{**journal.__dict__, "rewrites": tuple(rewrites), "deletes": tuple(deletes),
+                             "examined": examined})
         return begin(deletion(self.storage, self.layout, self.check), self.storage, journal, self.check,
                      self.progress)
 
-    def _plan(self, journal: Journal) -> tuple[list[Rewrite], dict[str, int]]:
-        """Finds the users' rows and stages every affected file without them; also returns how many tables, files
-        and rows it searched."""
+    def _plan(self, journal: Journal) -> tuple[list[Rewrite], list[TableDelete], dict[str, int]]:
+        """Finds the users' rows, stages every affected Parquet file without them and the keys of those in Iceberg
+        tables; also returns how many tables, files and rows it searched."""
         tables = self._table_files()
         discards = self._files(self.layout.discards)
         # a user id of another type than its column's is not in the table but among the discarded values
@@ -214,7 +236,9 @@ class UserDeletion:
 
         events_uri = join(self.stage, "events")
         counts, rows_examined = self._find_in_tables(tables, schemas, mark_table, events_uri)
-        examined = {"tables": len(tables), "files": sum(map(len, tables.values())), "rows": rows_examined}
+        deletes, iceberg_files, iceberg_rows = self._find_in_iceberg(mark_table)
+        examined = {"tables": len(tables) + len(self.iceberg),
+                    "files": sum(map(len, tables.values())) + iceberg_files, "rows": rows_examined + iceberg_rows}
         rewrites = []
         for slot, (table, files) in enumerate(sorted(tables.items())):
             affected = {file: counts.pop(file) for file in files if file in counts}
@@ -222,8 +246,9 @@ class UserDeletion:
                 rewrites += self._rewrite(table, f"t{slot}", affected, mark_table)
         if counts:  # every file a row was found in is one of the listed
             raise RuntimeError(f"rows of the users were found in files not listed: {sorted(counts)[:3]}")
-        if rewrites:
-            events = self.spark.read.parquet(events_uri)
+        found = ([events_uri] if rewrites else []) + [delete.keys for delete in deletes]
+        if found:
+            events = self.spark.read.parquet(*found).select("message_id", "received_at")
             for dataset, files, time_column in ((DISCARDS, discards, "received_at"),
                                                 (DUPLICATES, self._files(self.state.duplicates_uri),
                                                  "original_received_at")):
@@ -232,7 +257,7 @@ class UserDeletion:
                     frame = mark(self._read(files))
                     affected = self._per_file(frame.where("_doomed"))
                     rewrites += self._rewrite(dataset, dataset, affected, mark) if affected else []
-        return rewrites, examined
+        return rewrites, deletes, examined
 
     def _files(self, root: str) -> list[str]:
         return [info.uri for info in self.storage.list_files(root) if info.uri.endswith(".parquet")]
@@ -247,7 +272,7 @@ class UserDeletion:
         tables: dict[str, list[str]] = defaultdict(list)
         for uri in self._files(self.layout.tables):
             table = table_of_folder(relative_path(uri, self.layout.tables).split("/", 1)[0])
-            if table is not None:
+            if table is not None and table not in self.iceberg:  # an Iceberg table's metadata names its files
                 tables[table].append(uri)
         return dict(tables)
 
@@ -286,6 +311,32 @@ class UserDeletion:
             return {}, 0
         self.storage.write_frame(found, events_uri, OVERWRITE)
         return self._per_file(self.spark.read.parquet(events_uri)), searched
+
+    def _find_in_iceberg(self, mark: Callable[[DataFrame], DataFrame]) -> tuple[list[TableDelete], int, int]:
+        """The users' rows in the Iceberg tables, read through their catalog, with their keys staged (``i<n>/t=<table
+        name>/``); and how many files and rows the tables hold. One read per set of tables whose user columns have
+        the same types, as for Parquet tables."""
+        groups: dict[str, list[DataFrame]] = defaultdict(list)
+        files = 0
+        for name, table in sorted(self.iceberg.items()):
+            if not self.spark.catalog.tableExists(table):  # recorded by a sync that died before making it
+                continue
+            files += iceberg_tables.data_files(self.spark, table)
+            frame = self.spark.table(table)
+            frame = frame.select(*(column for column in frame.columns if column in EVENT_COLUMNS))
+            groups[frame.schema.json()].append(frame.withColumn("t", F.lit(name)))
+        deletes, searched = [], 0
+        for slot, frames in enumerate(groups.values()):
+            frame = reduce(DataFrame.unionByName, frames)
+            searched += frame.count()
+            keys = join(self.stage, f"i{slot}")
+            self.storage.write_frame(mark(frame).where("_doomed").select("message_id", "received_at", "t"), keys,
+                                     FrameWrite(mode="overwrite", partition_by=("t",)))
+            found = self.spark.read.parquet(keys).groupBy("t").count().collect() \
+                if self.storage.list_folders(keys) else []  # none written: no t=... folder, no column t
+            for row in found:
+                deletes.append(TableDelete(row["t"], self.iceberg[row["t"]], join(keys, f"t={row['t']}"), row["count"]))
+        return sorted(deletes, key=lambda d: d.dataset), files, searched
 
     def _per_file(self, doomed: DataFrame) -> dict[str, tuple[str, int]]:
         """The doomed rows per file (``_file`` as Spark names it): by the file's URI, Spark's name and the count."""
@@ -336,6 +387,9 @@ def deletion(storage: LakeStorage, layout: LakeLayout,
     caller still holds the lock."""
 
     def switch(journal: Journal) -> DeletionReport:
+        for delete in journal.deletes:
+            check()
+            storage.delete_rows(delete.table, delete.keys, journal.deletion_id)
         not_switched = []
         for rewrite in journal.rewrites:
             check()

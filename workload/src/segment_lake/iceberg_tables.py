@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
@@ -16,6 +17,7 @@ from .errors import InvalidSettings
 
 FORMAT = "iceberg"  # the table format setting's value, and TableChange's format
 RUN_PROPERTY = "segment-run-id"
+DELETION_PROPERTY = "segment-deletion-id"
 NAME_MAPPING = "schema.name-mapping.default"
 
 # Iceberg beside Hive's tables in Spark's session catalog, and its SQL (DELETE, the procedures). On an embedded
@@ -61,10 +63,24 @@ def local_jars() -> list[str]:
     return jars
 
 
+def recorded_tables(storage, layout) -> dict[str, str]:
+    """The source's Iceberg tables: each one's folder name and its catalog name (``database.table``), as the syncs
+    recorded them in the source's state before making them (``record_tables``); none for a Parquet source."""
+    uri = layout.state_files.iceberg_tables_uri
+    return json.loads(storage.read_text(uri)) if storage.exists(uri) else {}
+
+
+def record_tables(storage, layout, tables: dict[str, str]) -> None:
+    """Adds ``tables`` (folder name -> ``database.table``) to the source's record, before they are made: whatever
+    finds the source's Iceberg tables later (a deletion, a redo, a reset) reads this one file."""
+    recorded = recorded_tables(storage, layout)
+    if {**recorded, **tables} != recorded:
+        storage.write_text(layout.state_files.iceberg_tables_uri, json.dumps({**recorded, **tables}, sort_keys=True))
+
+
 def iceberg_table_folders(storage, layout) -> list[str]:
-    """The source's tables (folder names) that are Iceberg tables, known by the ``metadata`` folder Iceberg keeps in
-    each one's location, whatever the catalog."""
-    return [name for name in layout.table_folders(storage) if storage.exists(f"{layout.table(name)}/metadata")]
+    """The folder names of the source's Iceberg tables."""
+    return sorted(recorded_tables(storage, layout))
 
 
 def tables_committed_by(storage, layout, run_id: str) -> list[str]:
@@ -143,15 +159,59 @@ def partition_columns(spark: SparkSession, database: str, table: str) -> set[str
     return {loaded.schema().findColumnName(fields.get(i).sourceId()) for i in range(fields.size())}
 
 
-def committed_runs(spark: SparkSession, database: str, table: str) -> set[str]:
-    """The runs whose files the table holds a snapshot of (every snapshot retention keeps)."""
+def _snapshot_values(spark: SparkSession, database: str, table: str, key: str) -> set[str]:
+    """The values of ``key`` in the summaries of the table's snapshots (every snapshot retention keeps)."""
     snapshots = _table(spark, database, table).snapshots().iterator()
-    runs = set()
+    values = set()
     while snapshots.hasNext():
-        run = snapshots.next().summary().get(RUN_PROPERTY)
-        if run:
-            runs.add(run)
-    return runs
+        value = snapshots.next().summary().get(key)
+        if value:
+            values.add(value)
+    return values
+
+
+def data_files(spark: SparkSession, table: str) -> int:
+    """How many data files the current snapshot of ``table`` (``database.table``) holds, from its summary."""
+    snapshot = _table(spark, *table.split(".", 1)).currentSnapshot()
+    return int(snapshot.summary().get("total-data-files") or 0) if snapshot else 0
+
+
+def committed_runs(spark: SparkSession, database: str, table: str) -> set[str]:
+    """The runs whose files the table holds a snapshot of."""
+    return _snapshot_values(spark, database, table, RUN_PROPERTY)
+
+
+@contextmanager
+def _commit_properties(spark: SparkSession, properties: dict[str, str]) -> Iterator[None]:
+    """Iceberg's extra snapshot properties for the SQL commands run inside: Iceberg reads them from a variable of
+    the JVM thread that commits (CommitMetadata's), and py4j runs this Python thread's calls on one JVM thread."""
+    jvm = spark.sparkContext._jvm
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    field = jvm.java.lang.Class.forName("org.apache.iceberg.spark.CommitMetadata", True, loader) \
+        .getDeclaredField("COMMIT_PROPERTIES")
+    field.setAccessible(True)
+    values = jvm.java.util.HashMap()
+    for key, value in properties.items():
+        values.put(key, value)
+    field.get(None).set(values)
+    try:
+        yield
+    finally:
+        field.get(None).remove()
+
+
+def delete_rows(spark: SparkSession, table: str, keys_uri: str, deletion_id: str) -> bool:
+    """Deletes the rows of ``table`` (``database.table``) whose message_id and received_at are a row of the Parquet
+    files at ``keys_uri``, copy-on-write (Iceberg's default: the files holding them are written again without them),
+    in one snapshot naming ``deletion_id``; False, changing nothing, when a snapshot of the deletion is there."""
+    database, name = table.split(".", 1)
+    if deletion_id in _snapshot_values(spark, database, name, DELETION_PROPERTY):
+        return False
+    spark.read.parquet(keys_uri).createOrReplaceTempView("segment_deleted_rows")
+    with _commit_properties(spark, {DELETION_PROPERTY: deletion_id}):
+        spark.sql(f"MERGE INTO {_quoted(database)}.{_quoted(name)} AS t USING segment_deleted_rows AS d "
+                  "ON t.message_id = d.message_id AND t.received_at <=> d.received_at WHEN MATCHED THEN DELETE")
+    return True
 
 
 def commit(spark: SparkSession, database: str, table: str, files: list[DataFile], run_id: str) -> bool:

@@ -237,6 +237,11 @@ class StateLayout:
         return join(self.root, "registered.json")
 
     @property
+    def iceberg_tables_uri(self) -> str:
+        """The source's Iceberg tables, by folder and catalog name (iceberg_tables.record_tables)."""
+        return join(self.root, "iceberg-tables.json")
+
+    @property
     def deletion_uri(self) -> str:
         """An unfinished deletion's journal."""
         return join(self.root, "deletion.json")

@@ -31,6 +31,7 @@ class Runner:
                  reads_only: bool = False, record_classes: bool = False) -> None:
         self.command, self.settings, self.session_options = command, settings, options
         self.uses_catalog, self.reads_only, self.record_classes = uses_catalog, reads_only, record_classes
+        self.iceberg = isinstance(settings, SourceSettings) and settings.table_format == "iceberg"
 
     @property
     def name(self) -> str:
@@ -44,10 +45,22 @@ class Runner:
     def spark(self):
         options = self.session_options
         return session.build_session(self.name, self.settings.lake_uri,
-                             local_catalog=self.uses_catalog and self.settings.catalog == "local",
+                             local_catalog=self.uses_catalog and self._catalog_kind == "local",
                              memory=options.driver_memory, task_slots=options.cores, verbose=options.verbose,
                              reads_only=self.reads_only, record_classes=self.record_classes,
-                             iceberg=isinstance(self.settings, SourceSettings) and self.settings.table_format == "iceberg")
+                             iceberg=self.iceberg)
+
+    @property
+    def _catalog_kind(self) -> str:
+        """The settings' catalog; for a command without one, the lake's embedded metastore for a local lake, else
+        the cluster's (Glue)."""
+        return getattr(self.settings, "catalog", "local" if self.settings.lake_uri.startswith("file:") else "glue")
+
+    def open_iceberg_tables(self) -> None:
+        """Opens the session, before its first use, with Iceberg and the catalog of the lake's Iceberg tables."""
+        if "spark" in self.__dict__:
+            raise RuntimeError("open_iceberg_tables after the session started")
+        self.uses_catalog = self.iceberg = True
 
     @cached_property
     def storage(self) -> LakeStorage:

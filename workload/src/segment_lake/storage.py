@@ -39,6 +39,26 @@ def write_text_without_spark(uri: str, text: str) -> None:
         file.write(text)
 
 
+def read_text_without_spark(uri: str) -> str | None:
+    """A small file's text without Spark's JVM (to decide how to open the session), or None when it does not exist:
+    local paths with Python, ``s3://`` and ``s3a://`` with boto3."""
+    parsed = urlparse(uri)
+    if parsed.scheme in ("s3", "s3a"):
+        import boto3
+
+        endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+        client = boto3.client("s3", endpoint_url=endpoint)
+        try:
+            return client.get_object(Bucket=parsed.netloc, Key=parsed.path.lstrip("/"))["Body"].read().decode("utf-8")
+        except client.exceptions.NoSuchKey:
+            return None
+    try:
+        with open(parsed.path, encoding="utf-8") as file:
+            return file.read()
+    except FileNotFoundError:
+        return None
+
+
 # files copied at once on S3: at 30 ms a request, 1,000 files take about 2 s (one after another: 30 s)
 COPY_THREADS = 16
 S3_SCHEMES = ("s3", "s3a", "s3n")
@@ -148,10 +168,14 @@ class LakeStorage(Protocol):
         """Commit an Iceberg table's ``files`` (in place already) in one snapshot of ``run_id``, unless the table has
         one: then False (iceberg_tables.py)."""
 
+    def delete_rows(self, table: str, keys_uri: str, deletion_id: str) -> bool:
+        """Delete the rows of an Iceberg table (``database.table``) keyed by the files at ``keys_uri`` in one
+        snapshot of ``deletion_id``, unless the table has one: then False (iceberg_tables.py)."""
+
 
 READS = ("exists", "list_files", "glob", "list_folders", "size", "parquet_footer", "from_spark_uri", "read_text")
 WRITES = ("write_text", "write_frame", "write_tables", "replace", "copy", "delete", "publish_files", "move",
-          "commit_table")
+          "commit_table", "delete_rows")
 
 
 class HadoopStorage:
@@ -337,3 +361,6 @@ class HadoopStorage:
 
     def commit_table(self, database: str, table: str, files: list[DataFile], run_id: str) -> bool:
         return iceberg_tables.commit(self._spark, database, table, files, run_id)
+
+    def delete_rows(self, table: str, keys_uri: str, deletion_id: str) -> bool:
+        return iceberg_tables.delete_rows(self._spark, table, keys_uri, deletion_id)
