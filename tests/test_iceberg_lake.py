@@ -8,10 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from iceberg_readers import comparable, duckdb_rows, pyiceberg_table
 from lake_model import Lake as Model
-from real_shaped import RUN1, RUN2
+from real_shaped import RUN1, RUN2, _event
 
 pytestmark = [pytest.mark.spark]
 
@@ -20,6 +21,9 @@ CLI = str(Path(sys.executable).with_name("segment-lake"))
 TYPES = {"string": "string", "long": "bigint", "decimal(38, 6)": "decimal(38,6)", "timestamptz": "timestamp",
          "boolean": "boolean"}
 DELETED_USER = "user_7"
+# a second file in an hour of the first run's, which a compaction merges
+LATE = {"late.json": [_event("track", "late-1", "2024-03-04T10:30:00Z", userId="user_8812", event="Order Completed",
+                             properties={"revenue": 3})]}
 
 
 def run(*args, cwd):
@@ -43,7 +47,7 @@ def snapshots(folder: Path) -> list:
 def test_an_iceberg_lake_holds_the_contracts_rows_one_commit_a_table_and_run(tmp_path):
     model, runs = Model(), []
     sync = ["sync", "--source-id", "src1", "--input", "input", "--lake", "lake"]
-    for number, files in enumerate((RUN1, RUN2)):
+    for number, files in enumerate((RUN1, {**RUN2, **LATE})):
         lines = write_input(tmp_path, number, files)
         if number:  # a source's tables are of one format: the other is refused before anything is written
             refused = run(*sync, cwd=tmp_path)
@@ -87,12 +91,21 @@ def test_an_iceberg_lake_holds_the_contracts_rows_one_commit_a_table_and_run(tmp
         assert comparable(pyiceberg_table(folder).scan().to_arrow().to_pylist()) == expected, name
         assert read_by_duckdb == expected, name
 
-    # until it handles Iceberg tables, a compaction leaves them as they are
-    before = {folder.name: [s.snapshot_id for s in snapshots(folder)] for folder in folders}
+    # the files that held the user's rows stay until their snapshots expire: a compaction expires them, and merges
+    assert users_files(tables)
     compacted = run("compact", "--lake", "lake", "--source-id", "src1", "--older-than", "0", cwd=tmp_path)
     assert compacted.returncode == 0, compacted.stderr[-2000:]
-    assert f"{len(folders)} Iceberg tables left as they are" in compacted.stdout + compacted.stderr
-    assert before == {folder.name: [s.snapshot_id for s in snapshots(folder)] for folder in folders}
+    assert (f"compact: {len(folders)} Iceberg tables through Iceberg: 2 files merged into 1, "
+            in compacted.stdout + compacted.stderr), compacted.stderr[-2000:]
+    assert not users_files(tables)
+    for name, folder in zip(sorted(model.columns), folders, strict=True):
+        table = pyiceberg_table(folder)
+        assert len(table.snapshots()) == 1, name
+        expected = comparable([r for r in model.table_rows(name) if r.get("user_id") != DELETED_USER])
+        assert comparable(table.scan().to_arrow().to_pylist()) == expected, name
+        live = [task.file.file_path for task in table.scan().plan_files()]
+        assert sorted(p for p in folder.rglob("*.parquet")) == sorted(Path(p.removeprefix("file:")) for p in live)
+        assert not (folder / "data").exists()  # Iceberg's own files go to the partition folders too
 
     # a reader's command opens the lake with Iceberg without being told
     counted = run("sql", "--lake", "lake", "select count(*) from src1.identify", cwd=tmp_path)
@@ -104,3 +117,10 @@ def model_runs(model: Model, table: str) -> set[str]:
     """The runs that landed a row of ``table`` in the model (by the kept events' runs)."""
     ids = {row["message_id"] for row in model.rows[table]}
     return {run for message_id, kept in model.kept.items() if message_id in ids for _, run in kept}
+
+
+def users_files(tables: Path) -> list[Path]:
+    """The Parquet files below the tables that hold a row of DELETED_USER."""
+    return [file for file in tables.rglob("*.parquet")
+            if "user_id" in pq.read_schema(file).names
+            and DELETED_USER in pq.read_table(file, columns=["user_id"]).column("user_id").to_pylist()]

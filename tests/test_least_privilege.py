@@ -70,8 +70,10 @@ def recorded_commands(spark, s3a, aws_endpoint, tmp_path_factory):
     staging = tmp_path_factory.mktemp("least-privilege")
     proxy = FaultProxy(aws_endpoint)
     conf = spark.sparkContext._jsc.hadoopConfiguration()
-    conf.set(f"fs.s3a.bucket.{BUCKET}.endpoint", proxy.start())
+    endpoint = proxy.start()
+    conf.set(f"fs.s3a.bucket.{BUCKET}.endpoint", endpoint)
     os.environ["SEGMENT_LAKE_GLUE_ENDPOINT"] = aws_endpoint
+    os.environ["AWS_ENDPOINT_URL_S3"] = endpoint  # for what a command reads before its session (boto3's own)
 
     def upload(write):
         write(staging / write.__name__, "src1")
@@ -97,7 +99,7 @@ def recorded_commands(spark, s3a, aws_endpoint, tmp_path_factory):
             recorded.append((name, calls + [c for request in proxy.requests for c in s3_request_calls(request)]))
     finally:
         conf.unset(f"fs.s3a.bucket.{BUCKET}.endpoint")
-        del os.environ["SEGMENT_LAKE_GLUE_ENDPOINT"]
+        del os.environ["SEGMENT_LAKE_GLUE_ENDPOINT"], os.environ["AWS_ENDPOINT_URL_S3"]
         proxy.stop()
     return recorded
 

@@ -27,6 +27,7 @@ from pyspark.sql import SparkSession
 
 from segment_lake_contract import DATE_PARTITIONS
 
+from . import iceberg_tables
 from .catalog import Catalog, location_key, same_location
 from .catalog.projection import is_projected
 from .deletion import finish_unfinished_deletion
@@ -182,7 +183,8 @@ class Compaction:
         state = StateCompaction(self.state.merge_processed(journal.compaction_id),
                                 compact_index(self.spark, self.storage, self.state, journal.compaction_id, self.check))
         listed = self.storage.list_files(self.layout.tables)
-        candidates = self._candidates(listed, now - timedelta(hours=older_than_hours), target_file_mb << 20)
+        candidates, iceberg = self._candidates(listed, now - timedelta(hours=older_than_hours), target_file_mb << 20)
+        self._maintain(iceberg, now - timedelta(hours=older_than_hours), target_file_mb << 20)
         merges = []
         for slot, (table, partitions) in enumerate(sorted(candidates.items())):
             merges += self._merge(journal, slot, table, partitions, target_file_mb << 20)
@@ -194,10 +196,11 @@ class Compaction:
         finish(operation, self.storage, self.progress)  # no journal: removes the stage
         return compaction_report(journal, now)
 
-    def _candidates(self, listed: list[FileInfo], closed_before: datetime,
-                    target: int) -> dict[str, list[tuple[tuple[str, ...], str, list[FileInfo]]]]:
-        """The closed partitions of each table (by catalog name) whose files would be fewer merged, with their
-        values, folder and files; only partitions the catalog has in their own folder."""
+    def _candidates(self, listed: list[FileInfo], closed_before: datetime, target: int
+                    ) -> tuple[dict[str, list[tuple[tuple[str, ...], str, list[FileInfo]]]], list[str]]:
+        """The closed partitions of each Parquet table (by catalog name) whose files would be fewer merged, with
+        their values, folder and files (only partitions the catalog has in their own folder); and the Iceberg
+        tables."""
         folders: dict[str, list[FileInfo]] = defaultdict(list)
         for info in listed:
             if info.uri.endswith(".parquet"):
@@ -210,7 +213,7 @@ class Compaction:
             known = tables[table]
             if known is None:
                 continue
-            if known.table_format == "iceberg":  # its metadata names its files: Iceberg's rewrite_data_files
+            if known.table_format == "iceberg":  # its metadata names its files: Iceberg's own procedures
                 iceberg.append(table)
                 continue
             if is_projected(known.parameters):  # no partition to point at the merged files
@@ -231,11 +234,25 @@ class Compaction:
             self.progress(f"compact: {count(len(projected), 'table')} with partition projection left as they are "
                           f"({', '.join(projected[:3])}{', ...' if len(projected) > 3 else ''}): Athena reads them at "
                           f"fixed folders, which a compaction cannot switch")
-        if iceberg:
-            self.progress(f"compact: {count(len(iceberg), 'Iceberg table')} left as they are "
-                          f"({', '.join(iceberg[:3])}{', ...' if len(iceberg) > 3 else ''}): their metadata names "
-                          f"their files, which Iceberg's rewrite_data_files merges")
-        return found
+        return found, iceberg
+
+    def _maintain(self, tables: list[str], closed_before: datetime, target: int) -> None:
+        """Compacts each Iceberg table through Iceberg (one commit a step): its closed partitions of more than one
+        file merged, snapshots older than ``closed_before`` expired and orphan files a day older removed. No run is
+        unfinished (run() refuses then), so no redo needs an expired snapshot or an orphan file."""
+        done = []
+        for table in tables:
+            self.check()
+            qualified = f"{self.database}.{table}"
+            ends = {values: partition_end(self.date_partition, values) for values, files
+                    in iceberg_tables.partition_files(self.spark, qualified).items() if files > 1}
+            partitions = [values for values, end in ends.items() if end is not None and end <= closed_before]
+            done.append(self.storage.maintain_table(qualified, partitions, target, closed_before))
+        if tables:
+            self.progress(f"compact: {count(len(tables), 'Iceberg table')} through Iceberg: "
+                          f"{sum(d.files_merged for d in done)} files merged into {sum(d.files_written for d in done)}, "
+                          f"{count(sum(d.snapshots_expired for d in done), 'snapshot')} expired, "
+                          f"{count(sum(d.files_removed for d in done), 'file')} no snapshot names removed")
 
     def _merge(self, journal: CompactionJournal, slot: int, table: str,
                partitions: list[tuple[tuple[str, ...], str, list[FileInfo]]], target: int) -> list[Merge]:

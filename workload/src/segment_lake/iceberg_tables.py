@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from pyspark.sql import SparkSession
 
@@ -110,13 +111,14 @@ def _quoted(name: str) -> str:
 
 def create_statement(database: str, table: str, columns: Iterable[tuple[str, str]], keys: Iterable[str],
                      location: str) -> str:
-    """CREATE TABLE of an Iceberg table: ``columns`` (name, Spark type) then the partition ``keys`` (strings)."""
+    """CREATE TABLE of an Iceberg table: ``columns`` (name, Spark type) then the partition ``keys`` (strings); the
+    files Iceberg itself writes (a deletion's, a compaction's) go to the partition folders too, not below ``data/``."""
     keys = list(keys)
     fields = [f"{_quoted(name)} {kind}" for name, kind in columns if name not in keys]
     fields += [f"{_quoted(key)} string" for key in keys]
     return (f"CREATE TABLE {_quoted(database)}.{_quoted(table)} ({', '.join(fields)}) USING iceberg "
             f"PARTITIONED BY ({', '.join(map(_quoted, keys))}) LOCATION '{location}' "
-            "TBLPROPERTIES ('format-version' = '2')")
+            f"TBLPROPERTIES ('format-version' = '2', 'write.data.path' = '{location}')")
 
 
 def _table(spark: SparkSession, database: str, table: str):
@@ -231,3 +233,61 @@ def commit(spark: SparkSession, database: str, table: str, files: list[DataFile]
                           .withMetrics(iceberg.parquet.ParquetUtil.fileMetrics(data, metrics_config, names)).build())
     append.set(RUN_PROPERTY, run_id).commit()
     return True
+
+
+# A file no snapshot names may be one another engine's commit (Athena's UPDATE, say) is still writing: Iceberg's
+# procedure refuses to remove those younger than a day
+ORPHAN_AGE = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class Maintenance:
+    """What a compaction did to an Iceberg table: files merged (before, after), and the files removed with the
+    snapshots that expired or as orphans (named by no snapshot)."""
+
+    files_merged: int = 0
+    files_written: int = 0
+    snapshots_expired: int = 0
+    files_removed: int = 0
+
+
+def partition_files(spark: SparkSession, table: str) -> dict[tuple[str, ...], int]:
+    """How many data files each partition (by its values) of ``table`` (``database.table``) holds now."""
+    database, name = table.split(".", 1)
+    rows = spark.sql(f"SELECT partition, file_count FROM {_quoted(database)}.{_quoted(name)}.partitions").collect()
+    return {tuple(row["partition"]): row["file_count"] for row in rows}
+
+
+def maintain(spark: SparkSession, table: str, partitions: list[tuple[str, ...]], target_bytes: int,
+             expire_before: datetime) -> Maintenance:
+    """Compacts ``table`` (``database.table``) with Iceberg's procedures, each one commit: the files of each of
+    ``partitions`` (by their values) are merged into files of about ``target_bytes``; snapshots older than
+    ``expire_before`` expire (the current one stays), and with them the files only they named (a deletion's erased
+    rows); files that no snapshot names (orphans) go once ORPHAN_AGE older than that."""
+    database, name = table.split(".", 1)
+    merged = written = 0
+    if partitions:
+        keys = [f.name for f in spark.table(f"{_quoted(database)}.{_quoted(name)}.partitions").schema["partition"]
+                .dataType.fields]
+        where = " OR ".join("(" + " AND ".join(f"{_quoted(k)} = '{v}'" for k, v in zip(keys, values, strict=True))
+                            + ")" for values in partitions)
+        row = spark.sql(f"CALL spark_catalog.system.rewrite_data_files(table => '{table}', where => \"{where}\", "
+                        f"options => map('min-input-files', '2', 'rewrite-all', 'true', "
+                        f"'target-file-size-bytes', '{target_bytes}'))").first()
+        merged, written = row["rewritten_data_files_count"], row["added_data_files_count"]
+    before = f"TIMESTAMP '{expire_before.astimezone(UTC):%Y-%m-%d %H:%M:%S.%f}'"
+    snapshots = _count(_table(spark, database, name).snapshots())
+    removed = spark.sql(f"CALL spark_catalog.system.expire_snapshots(table => '{table}', older_than => {before}, "
+                        "retain_last => 1)").first()["deleted_data_files_count"]
+    orphans_before = f"TIMESTAMP '{(expire_before - ORPHAN_AGE).astimezone(UTC):%Y-%m-%d %H:%M:%S.%f}'"
+    removed += spark.sql(f"CALL spark_catalog.system.remove_orphan_files(table => '{table}', "
+                         f"older_than => {orphans_before})").count()
+    return Maintenance(merged, written, snapshots - _count(_table(spark, database, name).snapshots()), removed)
+
+
+def _count(items) -> int:
+    iterator, n = items.iterator(), 0
+    while iterator.hasNext():
+        iterator.next()
+        n += 1
+    return n

@@ -9,6 +9,7 @@ import os
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol
 from urllib.parse import urlparse
 
@@ -17,7 +18,7 @@ from pyspark.sql.types import StructType
 
 from . import iceberg_tables
 from .errors import InsufficientPermissions
-from .iceberg_tables import DataFile
+from .iceberg_tables import DataFile, Maintenance
 from .parquet_tables import TablePlan, WrittenFile, write_parquet_tables
 from .pool import run_all
 from .uris import is_hidden, shown
@@ -168,6 +169,11 @@ class LakeStorage(Protocol):
         """Commit an Iceberg table's ``files`` (in place already) in one snapshot of ``run_id``, unless the table has
         one: then False (iceberg_tables.py)."""
 
+    def maintain_table(self, table: str, partitions: list[tuple[str, ...]], target_bytes: int,
+                       expire_before: datetime) -> Maintenance:
+        """Compact an Iceberg table (``database.table``): merge the files of ``partitions``, expire the snapshots
+        before ``expire_before`` and remove orphan files (iceberg_tables.maintain)."""
+
     def delete_rows(self, table: str, keys_uri: str, deletion_id: str) -> bool:
         """Delete the rows of an Iceberg table (``database.table``) keyed by the files at ``keys_uri`` in one
         snapshot of ``deletion_id``, unless the table has one: then False (iceberg_tables.py)."""
@@ -175,7 +181,7 @@ class LakeStorage(Protocol):
 
 READS = ("exists", "list_files", "glob", "list_folders", "size", "parquet_footer", "from_spark_uri", "read_text")
 WRITES = ("write_text", "write_frame", "write_tables", "replace", "copy", "delete", "publish_files", "move",
-          "commit_table", "delete_rows")
+          "commit_table", "delete_rows", "maintain_table")
 
 
 class HadoopStorage:
@@ -364,3 +370,7 @@ class HadoopStorage:
 
     def delete_rows(self, table: str, keys_uri: str, deletion_id: str) -> bool:
         return iceberg_tables.delete_rows(self._spark, table, keys_uri, deletion_id)
+
+    def maintain_table(self, table: str, partitions: list[tuple[str, ...]], target_bytes: int,
+                       expire_before: datetime) -> Maintenance:
+        return iceberg_tables.maintain(self._spark, table, partitions, target_bytes, expire_before)
