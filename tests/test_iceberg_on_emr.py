@@ -35,13 +35,13 @@ def classifications(configurations: list[dict]) -> dict[str, dict]:
     return {conf["Classification"]: conf.get("Properties", {}) for conf in configurations}
 
 
-def test_an_iceberg_sources_syncs_and_replays_ask_for_iceberg():
+def test_an_iceberg_sources_syncs_replays_and_compactions_ask_for_iceberg():
     from segment_data_lake import SegmentSource
     from segment_data_lake.steps import step_command
     from segment_lake.cli import parser
 
-    window = {"replay": ["--from", "2024-01-01", "--to", "2024-01-02"], "sync": []}
-    for command in ("sync", "replay"):
+    window = {"replay": ["--from", "2024-01-01", "--to", "2024-01-02"], "sync": [], "compact": []}
+    for command in ("sync", "replay", "compact"):
         for source, expected in ((iceberg_source(), "iceberg"), (SegmentSource("src0001", "web"), "parquet")):
             argv = step_command(command, source, "b", "us-east-1") + window[command]
             assert parser().parse_args(argv).table_format == expected
@@ -95,6 +95,13 @@ def test_the_node_role_may_make_icebergs_glue_and_s3_calls(iceberg_lake):
         "00001-0b6f.metadata.json", "snap-1-0b6f.avro", "0b6f-m0.avro")]
     calls += [Request("s3:GetObject", f"{bucket}/{table}/{name}") for name in (
         "metadata/00001-0b6f.metadata.json", "metadata/0b6f-m0.avro", "day=2024-01-02/hr=03/part-r.parquet")]
+    # a deletion's and a compaction's: files written, expired and orphaned files removed (a listing of the table's
+    # folder finds the orphans), the record of the source's Iceberg tables read
+    calls += [Request("s3:PutObject", f"{bucket}/{table}/day=2024-01-02/hr=03/00000-1-0b6f.parquet")]
+    calls += [Request("s3:DeleteObject", f"{bucket}/{table}/{name}") for name in (
+        "day=2024-01-02/hr=03/part-r.parquet", "metadata/snap-1-0b6f.avro", "metadata/00001-0b6f.metadata.json")]
+    calls += [Request("s3:GetObject", f"{bucket}/segment-data/state/src0001/iceberg-tables.json"),
+              Request("s3:ListBucket", bucket, {"s3:prefix": f"{table}/"})]
     calls += [Request("s3:ListBucket", bucket, {"s3:prefix": f"{table}/metadata/"}),
               Request("kms:GenerateDataKey", f"arn:aws:kms:{REGION}:{ACCOUNT}:key/{key}"),
               Request("kms:Decrypt", f"arn:aws:kms:{REGION}:{ACCOUNT}:key/{key}")]

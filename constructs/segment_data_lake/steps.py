@@ -36,7 +36,8 @@ def step_command(command: str, source: SegmentSource, bucket_name: str, region: 
     if command in READS_RAW_EVENTS:
         args += ["--workspace-id", workspace_id] if workspace_id else []
         args += ["--partition-projection"] if source.partition_projection else []
-        args += ["--table-format", source.table_format] if source.table_format != "parquet" else []
+    # a compaction of Iceberg tables runs Iceberg's procedures: its session opens with Iceberg too
+    args += ["--table-format", source.table_format] if source.table_format != "parquet" else []
     return [*args, *LOCK_BEHAVIOUR[command]]
 
 
