@@ -170,7 +170,8 @@ test-fast: setup
 
 # The long runs of what make test samples: whole sync processes killed at seeded random moments (kill_harness),
 # a death at every write of storage and catalog, three ways (crash_points; deletion_crash_points for a user
-# deletion; compaction_crash_points for a compaction, sampled), and payload fuzzing; each prints its summary. Quicker: make soak SOAK_ARGS="--trials 5 --events 50000" CRASH_ARGS="--trials 20" FUZZ_EXAMPLES=50.
+# deletion; compaction_crash_points for a compaction, sampled; iceberg_crash_points at an Iceberg lake's commits),
+# and payload fuzzing; each prints its summary. Quicker: make soak SOAK_ARGS="--trials 5 --events 50000" CRASH_ARGS="--trials 20" FUZZ_EXAMPLES=50.
 SOAK_ARGS ?= --trials 30 --events 300000 --seed 1
 CRASH_ARGS ?= --events 3000 --seed 1
 # a compaction of that lake writes several hundred times (four writes per partition): a seeded sample, every kind first
@@ -181,6 +182,7 @@ soak: setup
 	$(PY) tests/crash_points.py $(CRASH_ARGS)
 	$(PY) tests/deletion_crash_points.py $(CRASH_ARGS)
 	$(PY) tests/compaction_crash_points.py $(CRASH_ARGS) $(COMPACTION_TRIALS)
+	$(PY) tests/iceberg_crash_points.py $(CRASH_ARGS)
 	SEGMENT_LAKE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q tests/test_hostile_input.py
 
 # The sync CLI against DuckDB on the same generated files, end to end (about 25 minutes on 2 cores):

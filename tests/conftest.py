@@ -158,9 +158,9 @@ def glue_client(aws_endpoint):
 
 # the modules that take longest (CPU seconds on 2 cores, 2026-11-27): handed out first, so that no worker is left
 # running one alone at the end
-SLOWEST = ("test_kills", "test_deploy_rehearsal", "test_iceberg_lake", "test_sync_cli", "test_compaction",
-           "test_installed_package", "test_class_archive", "test_least_privilege", "test_deletion", "test_hostile_input",
-           "test_faults", "test_iceberg_runtime", "test_policy_scan")
+SLOWEST = ("test_kills", "test_deploy_rehearsal", "test_iceberg_lake", "test_iceberg_crash", "test_sync_cli",
+           "test_compaction", "test_installed_package", "test_class_archive", "test_least_privilege", "test_deletion",
+           "test_hostile_input", "test_faults", "test_policy_scan")
 
 
 # the modules that build stacks in their own process (about 100 s of tests in all): on one worker, the one that imports

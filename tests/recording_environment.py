@@ -130,6 +130,9 @@ class ForwardingStorage:
     def delete_rows(self, table, keys_uri, deletion_id):
         return self._storage.delete_rows(table, keys_uri, deletion_id)
 
+    def maintain_table(self, table, partitions, target_bytes, expire_before):
+        return self._storage.maintain_table(table, partitions, target_bytes, expire_before)
+
 
 class DyingStorage(ForwardingStorage):
     """LakeStorage whose writes pass through ``boundaries``; reads are the real storage's."""
@@ -155,11 +158,16 @@ class DyingStorage(ForwardingStorage):
                                 half=lambda: self._copy(source, target))
 
     def commit_table(self, database, table, files, run_id):
-        return self._boundaries("commit_table", f"{database}.{table}",
+        return self._boundaries("commit_table", "catalog",  # a table's commit: its catalog entry moves to it
                                 lambda: self._storage.commit_table(database, table, files, run_id))
 
     def delete_rows(self, table, keys_uri, deletion_id):
-        return self._boundaries("delete_rows", table, lambda: self._storage.delete_rows(table, keys_uri, deletion_id))
+        return self._boundaries("delete_rows", "catalog",
+                                lambda: self._storage.delete_rows(table, keys_uri, deletion_id))
+
+    def maintain_table(self, table, partitions, target_bytes, expire_before):
+        return self._boundaries("maintain_table", "catalog", lambda: self._storage.maintain_table(
+            table, partitions, target_bytes, expire_before))
 
     def publish_files(self, moves):  # one write per file, as moves
         for source, target in moves:

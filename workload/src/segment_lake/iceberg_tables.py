@@ -210,9 +210,12 @@ def delete_rows(spark: SparkSession, table: str, keys_uri: str, deletion_id: str
     if deletion_id in _snapshot_values(spark, database, name, DELETION_PROPERTY):
         return False
     spark.read.parquet(keys_uri).createOrReplaceTempView("segment_deleted_rows")
-    with _commit_properties(spark, {DELETION_PROPERTY: deletion_id}):
-        spark.sql(f"MERGE INTO {_quoted(database)}.{_quoted(name)} AS t USING segment_deleted_rows AS d "
-                  "ON t.message_id = d.message_id AND t.received_at <=> d.received_at WHEN MATCHED THEN DELETE")
+    try:
+        with _commit_properties(spark, {DELETION_PROPERTY: deletion_id}):
+            spark.sql(f"MERGE INTO {_quoted(database)}.{_quoted(name)} AS t USING segment_deleted_rows AS d "
+                      "ON t.message_id = d.message_id AND t.received_at <=> d.received_at WHEN MATCHED THEN DELETE")
+    finally:
+        spark.catalog.dropTempView("segment_deleted_rows")
     return True
 
 

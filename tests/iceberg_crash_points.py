@@ -1,0 +1,121 @@
+"""Crashes at the Iceberg writes of a sync and of a user deletion (``--table-format iceberg``): each table's commit
+of a run (``commit_table``) and each table's deleting commit (``delete_rows``), the process dying before or after
+it (nothing written after, as after a SIGKILL). Each trial syncs a lake of its own twice, dying in the second sync,
+and syncs again; then deletes a user, dying in the deletion, and lets the next sync finish it. After each, every
+table must hold the rows of a lake that never died, each once (read through Iceberg's catalog, which names the live
+files), with no run or deletion left unfinished. An Iceberg lake cannot be copied per trial, as the other harnesses
+do: its metadata names its files by absolute paths.
+
+    python tests/iceberg_crash_points.py          (every Iceberg write of each, both ways; its own Spark with Iceberg)
+
+Prints the trials and the crash points covered.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from crash_points import SMALL, SOURCE, _batches, _stage_input, points_to_try
+from lake_checks import harness_arguments
+from recording_environment import Boundaries, Died, DyingStorage
+
+ICEBERG_WRITES = ("commit_table", "delete_rows")
+
+
+def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) -> dict:
+    """A reference lake (two syncs, then a deletion) counts the writes; then one lake per crash point, at each
+    Iceberg write (a seeded sample of ``trials`` of them, one per kind and way first)."""
+    from segment_lake.catalog.local import LocalCatalog
+    from segment_lake.deletion import UserDeletion
+    from segment_lake.layout import LakeLayout
+    from segment_lake.settings import SyncSettings
+    from segment_lake.storage import HadoopStorage
+    from segment_lake.sync import Sync
+
+    source_root, files = _batches(work, events, seed, SMALL)
+    half = len(files) // 2
+    counter = iter(range(1_000_000))
+
+    def lake(name: str):
+        inputs, database = work / name / "input", f"iceberg_{next(counter)}_{seed}"
+        _stage_input(files[:half], source_root, inputs)
+        settings = SyncSettings(source_id=SOURCE, input_uri=f"file://{inputs}", lake_uri=f"file://{work / name}/lake",
+                                glue_database=database, catalog="local", table_format="iceberg")
+        return settings, inputs
+
+    def storage_for(settings, boundaries):
+        storage = HadoopStorage(spark)
+        return DyingStorage(storage, boundaries, spark) if boundaries else storage
+
+    def sync(settings, boundaries=None):
+        Sync(spark, settings, LocalCatalog(spark), progress=lambda line: None,
+             storage=storage_for(settings, boundaries)).run()
+
+    def delete(settings, user, boundaries=None):
+        UserDeletion(spark, storage_for(settings, boundaries), LakeLayout(settings.lake_uri, SOURCE),
+                     progress=lambda line: None).run((user,), ())
+
+    def rows(settings) -> Counter:
+        """Each table's rows as (table, messageId, receivedAt), as Iceberg reads them."""
+        found: Counter = Counter()
+        for table in [t for t in spark.catalog.listTables(settings.database) if not t.isTemporary]:
+            for row in spark.table(f"{settings.database}.{table.name}").select("message_id", "received_at").collect():
+                found[(table.name, row.message_id, str(row.received_at))] += 1
+        assert found and max(found.values()) == 1, f"{sum(c - 1 for c in found.values())} rows doubled"
+        state = Path(settings.lake_uri.removeprefix("file://")) / "segment-data" / "state" / SOURCE
+        assert not (state / "pending.json").exists() and not (state / "deletion.json").exists(), "left unfinished"
+        return found
+
+    # the reference: every write counted, the rows after the second sync and after the deletion
+    settings, inputs = lake("reference")
+    sync(settings)
+    _stage_input(files[half:], source_root, inputs)
+    counting = Boundaries(settings.lake_uri)
+    sync(settings, counting)
+    synced = rows(settings)
+    user = next(row.user_id for table in [t for t in spark.catalog.listTables(settings.database) if not t.isTemporary]
+                for row in spark.table(f"{settings.database}.{table.name}").select("user_id").limit(1).collect()
+                if row.user_id)
+    deleting = Boundaries(settings.lake_uri)
+    delete(settings, user, deleting)
+    deleted = rows(settings)
+    assert len(deleted) < len(synced), f"user {user} had no rows"
+
+    covered: Counter = Counter()
+    trial = 0
+    for step, seen in (("sync", counting.seen), ("deletion", deleting.seen)):
+        iceberg = [(n, how) for n, how in points_to_try(seen, None, seed) if seen[n - 1].operation in ICEBERG_WRITES]
+        kinds = {f"{how} {seen[n - 1]}": (n, how) for n, how in reversed(iceberg)}  # the first of each kind first
+        chosen = list(kinds.values()) + [p for p in iceberg if p not in kinds.values()]
+        for n, how in chosen[:trials] if trials is not None else chosen:
+            settings, inputs = lake(f"trial-{trial}")
+            trial += 1
+            sync(settings)
+            _stage_input(files[half:], source_root, inputs)
+            if step == "deletion":
+                sync(settings)
+            dying = Boundaries.at_point(settings.lake_uri, seen, n, how)
+            try:
+                sync(settings, dying) if step == "sync" else delete(settings, user, dying)
+                raise AssertionError(f"the {step} outlived its death at write {n} ({how})")
+            except Died:
+                pass
+            sync(settings)  # redoes the run, or finishes the deletion first
+            assert rows(settings) == (synced if step == "sync" else deleted), \
+                f"{step}: death {how} write {n} ({dying.seen[-1]})"
+            covered[f"{step}: {how} {dying.seen[-1]}"] += 1
+    return {"trials": trial, "crash_points": len(covered), "covered": dict(sorted(covered.items()))}
+
+
+def main() -> int:
+    args = harness_arguments(__doc__, trials=None, events=600, work=".cache/iceberg-crash-points")
+    from segment_lake.session import build_session
+
+    spark = build_session("iceberg crash points", f"file://{args.work.resolve()}/metastore-lake", iceberg=True)
+    print(json.dumps(run_trials(spark, args.work.resolve(), args.trials, args.events, args.seed)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
