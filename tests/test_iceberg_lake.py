@@ -1,8 +1,10 @@
 """`--table-format iceberg` end to end on real-shaped payloads (tests/real_shaped.py): two syncs make Apache Iceberg
 tables that two independent readers (pyiceberg and DuckDB, from each table's metadata file alone) find with the
 columns, types and rows of the lake contract as modelled in plain Python (tests/lake_model.py); each table holds one
-snapshot per run that wrote to it, naming the run; a sync in the other format is refused and loses nothing; a user
-deletion removes the users' rows in one snapshot a table naming the deletion."""
+snapshot per run that wrote to it, naming the run, and the discarded values and dropped duplicates are recorded as
+in the Parquet lake; a sync in the other format is refused and loses nothing; a user deletion removes the users' rows
+in one snapshot a table naming the deletion, and a compaction merges files and expires the snapshots that still
+named the deleted rows' files."""
 import json
 import subprocess
 import sys
@@ -20,6 +22,7 @@ CLI = str(Path(sys.executable).with_name("segment-lake"))
 # Iceberg's types (pyiceberg's names) as the contract's
 TYPES = {"string": "string", "long": "bigint", "decimal(38, 6)": "decimal(38,6)", "timestamptz": "timestamp",
          "boolean": "boolean"}
+DISCARD_KEYS = ("table_name", "column_name", "message_id", "received_at", "value", "reason")
 DELETED_USER = "user_7"
 # a second file in an hour of the first run's, which a compaction merges
 LATE = {"late.json": [_event("track", "late-1", "2024-03-04T10:30:00Z", userId="user_8812", event="Order Completed",
@@ -73,6 +76,15 @@ def test_an_iceberg_lake_holds_the_contracts_rows_one_commit_a_table_and_run(tmp
         expected = comparable(model.table_rows(name))
         assert comparable(table.scan().to_arrow().to_pylist()) == expected, name
         assert read_by_duckdb == expected, name
+
+    # the records beside the tables are the Parquet lake's: every discarded value and dropped duplicate
+    records = tmp_path / "lake/segment-data"
+    discards = pq.read_table(records / "discards/src1").to_pylist()
+    assert comparable([{k: d[k] for k in DISCARD_KEYS} for d in discards]) == \
+        comparable([{k: d[k] for k in DISCARD_KEYS} for d in model.discards])
+    duplicates = pq.read_table(records / "state/src1/duplicates").to_pylist()
+    assert comparable([{**d, "file": d["file"].removeprefix("file://")} for d in duplicates]) == \
+        comparable(model.duplicates)
 
     # a deletion: one snapshot naming it in each table that held the user's rows, and the rows gone for every reader
     before = {folder.name: [s.snapshot_id for s in snapshots(folder)] for folder in folders}
