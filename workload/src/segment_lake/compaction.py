@@ -188,8 +188,11 @@ class Compaction:
         merges = []
         for slot, (table, partitions) in enumerate(sorted(candidates.items())):
             merges += self._merge(journal, slot, table, partitions, target_file_mb << 20)
-        journal = replace(journal, merges=tuple(merges), state=state,
-                          data_files=sum(1 for info in listed if info.uri.endswith(".parquet")))
+        # the Parquet tables' files: an Iceberg table's folder also holds files no snapshot names any more
+        iceberg_folders = tuple(location_key(self.layout.table_of_name(table, self.prefix)) + "/" for table in iceberg)
+        journal = replace(journal, merges=tuple(merges), state=state, data_files=sum(
+            1 for info in listed if info.uri.endswith(".parquet") and not location_key(info.uri).startswith(
+                iceberg_folders)))
         operation = compaction(self.storage, self.catalog, self.layout, self.check)
         if merges:
             return begin(operation, self.storage, journal, self.check, self.progress)
