@@ -33,14 +33,29 @@ def run(*args, cwd):
     return subprocess.run([CLI, *args], capture_output=True, text=True, cwd=cwd, timeout=600)
 
 
-def write_input(root: Path, number: int, files: dict) -> dict[str, list[str]]:
-    """A run's files below the source's input folder; the lines of each, by the name the sync reports."""
-    folder = root / "input" / f"run{number}"
-    folder.mkdir(parents=True)
-    lines = {str(folder / name): [json.dumps(event) for event in events] for name, events in files.items()}
-    for name, text in lines.items():
-        Path(name).write_text("".join(line + "\n" for line in text))
-    return lines
+# the days Segment delivered each run's files (the input's day folders, which a replay's window selects)
+DAYS = ("1709510400000", "1709683200000")  # 2024-03-04, 2024-03-06
+# delivered late into the first day's folder: a new event in an hour of its own, and one the first run landed
+REPLAYED = {"replayed.json": [_event("page", "late-2", "2024-03-04T23:00:00Z", anonymousId="anon-9", name="Late"),
+                              RUN1["ajs.json"][0]]}
+
+
+def write_input(root: Path, day: str, files: dict) -> dict[str, list[str]]:
+    """Files of one delivery day below the source's input folder; the lines of every file of that day (a run reads
+    those it has not read yet, a replay all of them), by the name the sync reports."""
+    folder = root / "input" / day
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, events in files.items():
+        (folder / name).write_text("".join(json.dumps(event) + "\n" for event in events))
+    return {str(file): file.read_text().splitlines() for file in sorted(folder.iterdir())}
+
+
+def new_run(lake: Path, runs: list[str]) -> str:
+    """The run id of the newest report, which must be a new run's."""
+    reports = sorted((lake / "segment-data/reports").rglob("report.json"))
+    runs.append(json.loads(reports[-1].read_text().splitlines()[0])["run_id"])
+    assert len(set(runs)) == len(runs)
+    return runs[-1]
 
 
 def snapshots(folder: Path) -> list:
@@ -51,7 +66,7 @@ def test_an_iceberg_lake_holds_the_contracts_rows_one_commit_a_table_and_run(tmp
     model, runs = Model(), []
     sync = ["sync", "--source-id", "src1", "--input", "input", "--lake", "lake"]
     for number, files in enumerate((RUN1, {**RUN2, **LATE})):
-        lines = write_input(tmp_path, number, files)
+        lines = write_input(tmp_path, DAYS[number], files)
         if number:  # a source's tables are of one format: the other is refused before anything is written
             refused = run(*sync, cwd=tmp_path)
             assert refused.returncode == 1
@@ -59,10 +74,14 @@ def test_an_iceberg_lake_holds_the_contracts_rows_one_commit_a_table_and_run(tmp
                 "segment-lake: error (invalid_settings): table src1.") and "in the iceberg format" in refused.stderr
         synced = run(*sync, "--table-format", "iceberg", cwd=tmp_path)  # the refused run's events too: none lost
         assert synced.returncode == 0, synced.stderr[-3000:]
-        reports = sorted((tmp_path / "lake/segment-data/reports").rglob("report.json"))
-        runs.append(json.loads(reports[-1].read_text().splitlines()[0])["run_id"])
-        model.sync(lines, runs[-1])
-    assert len(set(runs)) == 2
+        model.sync(lines, new_run(tmp_path / "lake", runs))
+    # a replay of the first day: the late file's new event lands, every other event of the day is a duplicate
+    lines = write_input(tmp_path, DAYS[0], REPLAYED)
+    replayed = run("replay", *sync[1:], "--from", "2024-03-04", "--to", "2024-03-04", "--table-format", "iceberg",
+                   cwd=tmp_path)
+    assert replayed.returncode == 0, replayed.stderr[-3000:]
+    model.sync(lines, new_run(tmp_path / "lake", runs))
+    assert f"landed 1, duplicates {sum(map(len, lines.values())) - 1}" in replayed.stdout, replayed.stdout
 
     tables = tmp_path / "lake/segment-data/data/src1"
     assert sorted(p.name for p in tables.iterdir()) == [f"segment_type={name}" for name in sorted(model.columns)]
@@ -76,6 +95,16 @@ def test_an_iceberg_lake_holds_the_contracts_rows_one_commit_a_table_and_run(tmp
         expected = comparable(model.table_rows(name))
         assert comparable(table.scan().to_arrow().to_pylist()) == expected, name
         assert read_by_duckdb == expected, name
+
+    # each run's report adds up, and the runs landed the model's rows
+    reports = [[json.loads(line) for line in report.read_text().splitlines()]
+               for report in sorted((tmp_path / "lake/segment-data/reports").rglob("report.json"))]
+    assert [lines[0]["status"] for lines in reports] == ["finished"] * len(runs)  # the refused run made none
+    for source_line, *table_lines in reports:
+        assert source_line["read_count"] == (
+            source_line["row_count"] + source_line["duplicate_count"] + source_line["rejected_count"]), source_line
+        assert source_line["row_count"] == sum(line["row_count"] for line in table_lines)
+    assert sum(lines[0]["row_count"] for lines in reports) == sum(map(len, model.rows.values()))
 
     # the records beside the tables are the Parquet lake's: every discarded value and dropped duplicate
     records = tmp_path / "lake/segment-data"

@@ -111,14 +111,23 @@ def _quoted(name: str) -> str:
 
 def create_statement(database: str, table: str, columns: Iterable[tuple[str, str]], keys: Iterable[str],
                      location: str) -> str:
-    """CREATE TABLE of an Iceberg table: ``columns`` (name, Spark type) then the partition ``keys`` (strings); the
-    files Iceberg itself writes (a deletion's, a compaction's) go to the partition folders too, not below ``data/``."""
+    """CREATE TABLE of an Iceberg table: ``columns`` (name, Spark type) then the partition ``keys`` (strings), with
+    its name mapping (``created_mapping``); the files Iceberg itself writes (a deletion's, a compaction's) go to the
+    partition folders too, not below ``data/``."""
     keys = list(keys)
-    fields = [f"{_quoted(name)} {kind}" for name, kind in columns if name not in keys]
-    fields += [f"{_quoted(key)} string" for key in keys]
-    return (f"CREATE TABLE {_quoted(database)}.{_quoted(table)} ({', '.join(fields)}) USING iceberg "
+    names = [name for name, _ in columns if name not in keys] + keys
+    kinds = {**dict(columns), **{key: "string" for key in keys}}
+    return (f"CREATE TABLE {_quoted(database)}.{_quoted(table)} "
+            f"({', '.join(f'{_quoted(name)} {kinds[name]}' for name in names)}) USING iceberg "
             f"PARTITIONED BY ({', '.join(map(_quoted, keys))}) LOCATION '{location}' "
-            f"TBLPROPERTIES ('format-version' = '2', 'write.data.path' = '{location}')")
+            f"TBLPROPERTIES ('format-version' = '2', 'write.data.path' = '{location}', "
+            f"'{NAME_MAPPING}' = '{created_mapping(names)}')")
+
+
+def created_mapping(names: list[str]) -> str:
+    """The name mapping of a new table of flat ``names``: Iceberg numbers a new table's columns 1, 2, ... in order
+    (``register`` checks it), so the mapping is part of the CREATE rather than a commit of its own."""
+    return json.dumps([{"field-id": number, "names": [name]} for number, name in enumerate(names, 1)])
 
 
 def _table(spark: SparkSession, database: str, table: str):
@@ -127,7 +136,7 @@ def _table(spark: SparkSession, database: str, table: str):
 
 
 def map_names(spark: SparkSession, database: str, table: str) -> None:
-    """Gives a table made by create_statement its name mapping; Iceberg extends it with every column added later."""
+    """Gives a table its name mapping from its schema; Iceberg extends it with every column added later."""
     iceberg = spark.sparkContext._jvm.org.apache.iceberg
     loaded = _table(spark, database, table)
     mapping = iceberg.mapping.NameMappingParser.toJson(iceberg.mapping.MappingUtil.create(loaded.schema()))
@@ -140,10 +149,12 @@ def register(spark: SparkSession, database: str, table: str, columns: Iterable[t
     keys = list(keys)
     if not spark.catalog.tableExists(f"{database}.{table}"):
         spark.sql(create_statement(database, table, columns, keys, location))
-        map_names(spark, database, table)
+        fields = _table(spark, database, table).schema().columns()
+        numbered = json.dumps([{"field-id": fields.get(i).fieldId(), "names": [fields.get(i).name()]}
+                               for i in range(fields.size())])
+        if numbered != created_mapping([fields.get(i).name() for i in range(fields.size())]):
+            map_names(spark, database, table)  # another numbering than expected: the mapping from the schema
         return
-    if _table(spark, database, table).properties().get(NAME_MAPPING) is None:  # a run died right after the CREATE
-        map_names(spark, database, table)
     present = [name for name in spark.table(f"{_quoted(database)}.{_quoted(table)}").columns if name not in keys]
     missing = [(name, kind) for name, kind in columns if name not in present and name not in keys]
     if missing:
