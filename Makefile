@@ -187,8 +187,10 @@ soak: setup
 
 # The sync CLI against DuckDB on the same generated files, end to end (about 25 minutes on 2 cores):
 # bench/results/<date>.json and .png, and the table of docs/performance.md. Quicker: make bench BENCH_ARGS="--sizes 250000".
+# Then Iceberg against Parquet (about 10 minutes; bench/results/<date>-iceberg.json). Quicker: ICEBERG_BENCH_ARGS="--events 250000".
 bench: setup
 	$(PY) bench/run.py $(BENCH_ARGS)
+	$(PY) bench/iceberg_lake.py $(ICEBERG_BENCH_ARGS)
 
 clean:
 	rm -rf cdktf.out .cache .pytest_cache build dist $(DEMO) $(dir $(BUNDLE))
