@@ -1,13 +1,16 @@
 """Forgetting an attempt of a run on an Iceberg lake: a table whose snapshot names the run keeps the run's files (a
 redo of the run leaves it as it is), other tables lose them; dropping the run for good (`state reset`) is refused
-while a table holds it, which would land its rows twice. Judged on a lake folder through a storage over the local
-disk (the part of the storage port recovery uses), with metadata files as Iceberg writes them."""
+while a table holds it, which would land its rows twice. A deletion refuses an Iceberg table the source's record
+lacks before it changes anything (it would rewrite files the table's metadata names). Judged on a lake folder
+through a storage over the local disk (the part of the storage port they use), with metadata files as Iceberg
+writes them."""
 import json
 import os
 from pathlib import Path
 
 import pytest
 
+from segment_lake.deletion import UserDeletion
 from segment_lake.errors import InvalidSettings
 from segment_lake.iceberg_tables import RUN_PROPERTY, record_tables, tables_committed_by
 from segment_lake.layout import LakeLayout, data_file_name
@@ -73,10 +76,22 @@ def test_a_table_that_committed_the_run_keeps_its_files_and_a_reset_is_refused(t
     uncommitted = table(tmp_path, "page", ["older-run"])
     parquet = table(tmp_path, "track_a", None)
     record_tables(storage, layout, {"identify": "src1.identify", "page": "src1.page"})  # as the sync does
-    assert tables_committed_by(storage, layout, RUN) == ["identify"]
-    with pytest.raises(InvalidSettings, match=f"run {RUN} already committed Iceberg table identify: dropping it would "
-                                              "land their rows twice; let the next sync redo the run instead"):
+    unrecorded = table(tmp_path, "screen", [RUN])  # a table a sync made before it recorded its tables
+    assert tables_committed_by(storage, layout, RUN) == ["identify", "screen"]
+    with pytest.raises(InvalidSettings, match=f"run {RUN} already committed Iceberg table identify and 1 more: dropping it "
+                                              "would land their rows twice; let the next sync redo the run instead"):
         forget_attempt(storage, layout, RUN, redone=False)
     assert committed.exists() and uncommitted.exists() and parquet.exists()  # refused before anything changed
     forget_attempt(storage, layout, RUN)  # a redo of the run
-    assert committed.exists() and not uncommitted.exists() and not parquet.exists()
+    assert committed.exists() and unrecorded.exists() and not uncommitted.exists() and not parquet.exists()
+
+
+def test_a_deletion_refuses_an_iceberg_table_the_record_lacks_before_anything_changes(tmp_path):
+    layout, storage = LakeLayout(f"file://{tmp_path}", "src1"), DiskStorage()
+    table(tmp_path, "identify", ["older-run"])
+    table(tmp_path, "track_a", None)
+    before = sorted(p for p in tmp_path.rglob("*"))
+    with pytest.raises(InvalidSettings, match="table identify of source src1 is an Iceberg table the source's state "
+                                              "does not record: run a sync of the source with --table-format iceberg"):
+        UserDeletion(None, storage, layout).run(("u1",), ())
+    assert sorted(p for p in tmp_path.rglob("*")) == before  # not even suppressed

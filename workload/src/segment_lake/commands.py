@@ -32,7 +32,6 @@ from .settings import (
 )
 from .sql_statements import sql_statements
 from .state import SourceState, require_known_source
-from .storage import read_text_without_spark
 from .suppression import SuppressionList
 from .sync import Sync
 from .sync_reports import move_old_reports
@@ -99,8 +98,7 @@ def suppress(run: Runner) -> list[str]:
 
 def delete_users(run: Runner) -> list[str]:
     settings: DeletionSettings = run.settings
-    if read_text_without_spark(run.layout.state_files.iceberg_tables_uri) is not None:
-        run.open_iceberg_tables()  # the source has Iceberg tables: the session reaches them through their catalog
+    run.open_recorded_iceberg_tables()
     require_known_source(run.storage, run.layout)
     with run.locked("delete-users") as lock:  # named to a sync refused meanwhile
         deletion = UserDeletion(run.spark, run.storage, run.layout, progress=run.progress, check=lock.check)
@@ -109,6 +107,8 @@ def delete_users(run: Runner) -> list[str]:
 
 def state(run: Runner) -> list[str]:
     settings: StateSettings = run.settings
+    if settings.action == "reset":
+        run.open_recorded_iceberg_tables()  # it first finishes an unfinished deletion
     source = SourceState(run.storage, run.layout.state)
     lines = []
     if settings.action == "reset":
@@ -145,6 +145,7 @@ def move_reports(run: Runner) -> list[str]:
 
 def compact(run: Runner) -> list[str]:
     settings: CompactionSettings = run.settings
+    run.open_recorded_iceberg_tables()  # Iceberg's procedures need Iceberg's session
     catalog = run.catalog()
     if not catalog.database_exists(settings.database):
         raise InvalidSettings(f"no database {settings.database!r} in the {settings.catalog} catalog: pass the "

@@ -240,22 +240,25 @@ class Compaction:
         return found, iceberg
 
     def _maintain(self, tables: list[str], closed_before: datetime, target: int) -> None:
-        """Compacts each Iceberg table through Iceberg (one commit a step): its closed partitions of more than one
-        file merged, snapshots older than ``closed_before`` expired and orphan files a day older removed. No run is
+        """Compacts each Iceberg table through Iceberg (one commit a step): its closed partitions whose files would
+        be fewer merged, snapshots older than ``closed_before`` expired and orphan files a day older removed. No run is
         unfinished (run() refuses then), so no redo needs an expired snapshot or an orphan file."""
         done = []
         for table in tables:
             self.check()
             qualified = f"{self.database}.{table}"
-            ends = {values: partition_end(self.date_partition, values) for values, files
-                    in iceberg_tables.partition_files(self.spark, qualified).items() if files > 1}
+            # as for Parquet: only partitions whose files would be fewer merged (else each compaction redoes them)
+            ends = {values: partition_end(self.date_partition, values) for values, (files, size)
+                    in iceberg_tables.partition_files(self.spark, qualified).items()
+                    if files > files_wanted(size, target)}
             partitions = [values for values, end in ends.items() if end is not None and end <= closed_before]
             done.append(self.storage.maintain_table(qualified, partitions, target, closed_before))
         if tables:
             self.progress(f"compact: {count(len(tables), 'Iceberg table')} through Iceberg: "
                           f"{sum(d.files_merged for d in done)} files merged into {sum(d.files_written for d in done)}, "
                           f"{count(sum(d.snapshots_expired for d in done), 'snapshot')} expired, "
-                          f"{count(sum(d.files_removed for d in done), 'file')} no snapshot names removed")
+                          f"{count(sum(d.files_removed for d in done), 'file')} removed (only expired snapshots named them, "
+                          "or none)")
 
     def _merge(self, journal: CompactionJournal, slot: int, table: str,
                partitions: list[tuple[tuple[str, ...], str, list[FileInfo]]], target: int) -> list[Merge]:

@@ -213,18 +213,19 @@ class UserDeletion:
             raise InvalidSettings(f"source {self.layout.source_id} has an unfinished compaction: finish it with "
                                   f"`segment-lake compact` (or a sync), then delete the users")
         finish_unfinished_deletion(self.storage, self.layout, self.progress, self.check)
+        tables = self._table_files()  # before anything changes: it may refuse
         SuppressionList(self.storage, self.state.suppressed_uri).add(list(user_ids), list(anonymous_ids), now)
         journal = Journal(new_run_id(now), self.layout.source_id, now.isoformat(), user_ids, anonymous_ids)
-        rewrites, deletes, examined = self._plan(journal)
+        rewrites, deletes, examined = self._plan(journal, tables)
         journal = Journal(**{**journal.__dict__, "rewrites": tuple(rewrites), "deletes": tuple(deletes),
                              "examined": examined})
         return begin(deletion(self.storage, self.layout, self.check), self.storage, journal, self.check,
                      self.progress)
 
-    def _plan(self, journal: Journal) -> tuple[list[Rewrite], list[TableDelete], dict[str, int]]:
-        """Finds the users' rows, stages every affected Parquet file without them and the keys of those in Iceberg
-        tables; also returns how many tables, files and rows it searched."""
-        tables = self._table_files()
+    def _plan(self, journal: Journal, tables: dict[str, list[str]]
+              ) -> tuple[list[Rewrite], list[TableDelete], dict[str, int]]:
+        """Finds the users' rows, stages every affected file of the Parquet ``tables`` without them and the keys of
+        those in Iceberg tables; also returns how many tables, files and rows it searched."""
         discards = self._files(self.layout.discards)
         # a user id of another type than its column's is not in the table but among the discarded values
         discarded = self._discarded_users(discards, journal)
@@ -268,12 +269,21 @@ class UserDeletion:
         return self.spark.read.schema(schema).parquet(*files).withColumn("_file", F.input_file_name())
 
     def _table_files(self) -> dict[str, list[str]]:
-        """Every table's Parquet files, by the table's name in the lake (its folder's, layout.table_of_folder)."""
+        """Every Parquet table's files, by the table's name in the lake (its folder's, layout.table_of_folder); an
+        Iceberg table's metadata names its files. Refuses an Iceberg table the source's record lacks: its files are
+        not all live, and rewriting them would break it."""
         tables: dict[str, list[str]] = defaultdict(list)
-        for uri in self._files(self.layout.tables):
-            table = table_of_folder(relative_path(uri, self.layout.tables).split("/", 1)[0])
-            if table is not None and table not in self.iceberg:  # an Iceberg table's metadata names its files
-                tables[table].append(uri)
+        for info in self.storage.list_files(self.layout.tables):
+            folder, _, path = relative_path(info.uri, self.layout.tables).partition("/")
+            table = table_of_folder(folder)
+            if table is None or table in self.iceberg:
+                continue
+            if path.startswith("metadata/") and path.endswith(".metadata.json"):
+                raise InvalidSettings(f"table {table} of source {self.layout.source_id} is an Iceberg table the "
+                                      "source's state does not record: run a sync of the source with --table-format "
+                                      "iceberg (it records the tables it writes), then delete the users")
+            if info.uri.endswith(".parquet"):
+                tables[table].append(info.uri)
         return dict(tables)
 
     def _discarded_users(self, discards: list[str], journal: Journal) -> DataFrame | None:
@@ -319,8 +329,11 @@ class UserDeletion:
         groups: dict[str, list[DataFrame]] = defaultdict(list)
         files = 0
         for name, table in sorted(self.iceberg.items()):
-            if not self.spark.catalog.tableExists(table):  # recorded by a sync that died before making it
-                continue
+            if not self.spark.catalog.tableExists(table):
+                if self.storage.exists(f"{self.layout.table(name)}/metadata"):  # made: the session cannot see it
+                    raise InvalidSettings(f"Iceberg table {table} is not in the catalog this command opened: run it "
+                                          "where the syncs of the source run (their catalog), then delete the users")
+                continue  # recorded by a sync that died before making it
             files += iceberg_tables.data_files(self.spark, table)
             frame = self.spark.table(table)
             frame = frame.select(*(column for column in frame.columns if column in EVENT_COLUMNS))

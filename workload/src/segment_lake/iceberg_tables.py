@@ -80,8 +80,11 @@ def record_tables(storage, layout, tables: dict[str, str]) -> None:
 
 
 def iceberg_table_folders(storage, layout) -> list[str]:
-    """The folder names of the source's Iceberg tables."""
-    return sorted(recorded_tables(storage, layout))
+    """The folder names of the source's Iceberg tables: those recorded, and any other whose folder holds Iceberg's
+    ``metadata`` folder (a table a sync made but has not written since it recorded tables)."""
+    recorded = recorded_tables(storage, layout)
+    return sorted({*recorded, *(name for name in layout.table_folders(storage)
+                                if name not in recorded and storage.exists(f"{layout.table(name)}/metadata"))})
 
 
 def tables_committed_by(storage, layout, run_id: str) -> list[str]:
@@ -265,11 +268,13 @@ class Maintenance:
     files_removed: int = 0
 
 
-def partition_files(spark: SparkSession, table: str) -> dict[tuple[str, ...], int]:
-    """How many data files each partition (by its values) of ``table`` (``database.table``) holds now."""
+def partition_files(spark: SparkSession, table: str) -> dict[tuple[str, ...], tuple[int, int]]:
+    """How many data files, of how many bytes, each partition (by its values) of ``table`` (``database.table``)
+    holds now."""
     database, name = table.split(".", 1)
-    rows = spark.sql(f"SELECT partition, file_count FROM {_quoted(database)}.{_quoted(name)}.partitions").collect()
-    return {tuple(row["partition"]): row["file_count"] for row in rows}
+    rows = spark.sql(f"SELECT partition, file_count, total_data_file_size_in_bytes AS size "
+                     f"FROM {_quoted(database)}.{_quoted(name)}.partitions").collect()
+    return {tuple(row["partition"]): (row["file_count"], row["size"]) for row in rows}
 
 
 def maintain(spark: SparkSession, table: str, partitions: list[tuple[str, ...]], target_bytes: int,

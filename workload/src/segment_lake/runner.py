@@ -18,7 +18,7 @@ from .layout import LakeLayout
 from .lock import SourceBusy, SourceLock, source_lock
 from .progress import stderr_sink
 from .settings import LakeSettings, LockWait, SessionOptions, SourceSettings
-from .storage import HadoopStorage, LakeStorage
+from .storage import HadoopStorage, LakeStorage, read_text_without_spark
 
 NO_WAIT = LockWait()
 
@@ -56,11 +56,14 @@ class Runner:
         the cluster's (Glue)."""
         return getattr(self.settings, "catalog", "local" if self.settings.lake_uri.startswith("file:") else "glue")
 
-    def open_iceberg_tables(self) -> None:
-        """Opens the session, before its first use, with Iceberg and the catalog of the lake's Iceberg tables."""
+    def open_recorded_iceberg_tables(self) -> None:
+        """Opens the session, before its first use, with Iceberg and the catalog of the source's Iceberg tables when
+        its state records some (read without Spark): for a command that may change them (a deletion, a reset that
+        finishes one, a compaction), whatever its flags."""
         if "spark" in self.__dict__:
-            raise RuntimeError("open_iceberg_tables after the session started")
-        self.uses_catalog = self.iceberg = True
+            raise RuntimeError("open_recorded_iceberg_tables after the session started")
+        if read_text_without_spark(self.layout.state_files.iceberg_tables_uri) is not None:
+            self.uses_catalog = self.iceberg = True
 
     @cached_property
     def storage(self) -> LakeStorage:

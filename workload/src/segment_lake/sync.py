@@ -114,10 +114,10 @@ class Sync:
         if env.settings.table_format == iceberg_tables.FORMAT:
             # through Spark's Iceberg catalog, whichever catalog holds them, before the write: publish commits into
             # the tables; on this thread: a table made on another was then not found here (the embedded metastore
-            # keeps a store per thread); recorded in the source's state first
+            # keeps a store per thread); every table the run writes is in the source's record first
             prefix = env.settings.table_name_prefix
             iceberg_tables.record_tables(env.storage, env.layout, {
-                change.table[len(prefix):]: f"{database}.{change.table}" for change in pending})
+                change.table[len(prefix):]: f"{database}.{change.table}" for change in changes})
             for change in pending:
                 iceberg_tables.register(env.spark, database, change.table, change.columns, change.keys,
                                         change.location)
