@@ -74,9 +74,12 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
     counting = Boundaries(settings.lake_uri)
     sync(settings, counting)
     synced = rows(settings)
-    user = next(row.user_id for table in [t for t in spark.catalog.listTables(settings.database) if not t.isTemporary]
-                for row in spark.table(f"{settings.database}.{table.name}").select("user_id").limit(1).collect()
-                if row.user_id)
+    # the user with rows in the most tables: a death between two tables' deleting commits is then tried too
+    tables = [spark.table(f"{settings.database}.{t.name}") for t in spark.catalog.listTables(settings.database)
+              if not t.isTemporary]
+    held: Counter = Counter(row.user_id for table in tables if "user_id" in table.columns for row in
+                            table.where("user_id IS NOT NULL").select("user_id").distinct().collect())
+    user = held.most_common(1)[0][0]
     deleting = Boundaries(settings.lake_uri)
     delete(settings, user, deleting)
     deleted = rows(settings)
