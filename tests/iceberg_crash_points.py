@@ -24,8 +24,9 @@ ICEBERG_WRITES = ("commit_table", "delete_rows")
 
 
 def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) -> dict:
-    """A reference lake (two syncs, then a deletion) counts the writes; then one lake per crash point, at each
-    Iceberg write (a seeded sample of ``trials`` of them, one per kind and way first)."""
+    """A reference lake (two syncs, then a deletion) counts the writes; then a lake per trial, dying at an Iceberg
+    write of its second sync and at one of its deletion (``trials`` of each, one per kind and way first; None:
+    every one)."""
     from segment_lake.catalog.local import LocalCatalog
     from segment_lake.deletion import UserDeletion
     from segment_lake.layout import LakeLayout
@@ -85,30 +86,43 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
     deleted = rows(settings)
     assert len(deleted) < len(synced), f"user {user} had no rows"
 
+    def chosen(seen) -> list[tuple[int, str]]:
+        """The Iceberg writes' points of a counted run: the first of each kind first, then the others."""
+        points = [(n, how) for n, how in points_to_try(seen, None, seed) if seen[n - 1].operation in ICEBERG_WRITES]
+        kinds = {f"{how} {seen[n - 1]}": (n, how) for n, how in reversed(points)}
+        ordered = list(kinds.values()) + [p for p in points if p not in kinds.values()]
+        return ordered[:trials] if trials is not None else ordered
+
+    def die(step: str, lake_uri: str, seen, point, run) -> str:
+        """Runs ``run`` dying at ``point`` of the counted writes ``seen``; the write it died at."""
+        dying = Boundaries.at_point(lake_uri, seen, *point)
+        try:
+            run(dying)
+            raise AssertionError(f"the {step} outlived its death at write {point}")
+        except Died:
+            return f"{step}: {point[1]} {dying.seen[-1]}"
+
+    # each trial's lake takes a death in its second sync, then one in its deletion (while points of both are left)
     covered: Counter = Counter()
-    trial = 0
-    for step, seen in (("sync", counting.seen), ("deletion", deleting.seen)):
-        iceberg = [(n, how) for n, how in points_to_try(seen, None, seed) if seen[n - 1].operation in ICEBERG_WRITES]
-        kinds = {f"{how} {seen[n - 1]}": (n, how) for n, how in reversed(iceberg)}  # the first of each kind first
-        chosen = list(kinds.values()) + [p for p in iceberg if p not in kinds.values()]
-        for n, how in chosen[:trials] if trials is not None else chosen:
-            settings, inputs = lake(f"trial-{trial}")
-            trial += 1
-            sync(settings)
-            _stage_input(files[half:], source_root, inputs)
-            if step == "deletion":
-                sync(settings)
-            dying = Boundaries.at_point(settings.lake_uri, seen, n, how)
-            try:
-                sync(settings, dying) if step == "sync" else delete(settings, user, dying)
-                raise AssertionError(f"the {step} outlived its death at write {n} ({how})")
-            except Died:
-                pass
-            sync(settings)  # redoes the run, or finishes the deletion first
-            assert rows(settings) == (synced if step == "sync" else deleted), \
-                f"{step}: death {how} write {n} ({dying.seen[-1]})"
-            covered[f"{step}: {how} {dying.seen[-1]}"] += 1
-    return {"trials": trial, "crash_points": len(covered), "covered": dict(sorted(covered.items()))}
+    sync_points, deletion_points = chosen(counting.seen), chosen(deleting.seen)
+    trials_run = max(len(sync_points), len(deletion_points))
+    for trial in range(trials_run):
+        settings, inputs = lake(f"trial-{trial}")
+        sync(settings)
+        _stage_input(files[half:], source_root, inputs)
+        if trial < len(sync_points):
+            point = die("sync", settings.lake_uri, counting.seen, sync_points[trial],
+                        lambda dying, s=settings: sync(s, dying))
+            covered[point] += 1
+        sync(settings)  # redoes the run (or, with no death in it, syncs the second half)
+        assert rows(settings) == synced, f"after {covered}"
+        if trial < len(deletion_points):
+            point = die("deletion", settings.lake_uri, deleting.seen, deletion_points[trial],
+                        lambda dying, s=settings: delete(s, user, dying))
+            covered[point] += 1
+            sync(settings)  # finishes the deletion first
+            assert rows(settings) == deleted, point
+    return {"trials": trials_run, "crash_points": len(covered), "covered": dict(sorted(covered.items()))}
 
 
 def main() -> int:

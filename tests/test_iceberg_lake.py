@@ -123,14 +123,13 @@ def test_an_iceberg_lake_holds_the_contracts_rows_one_commit_a_table_and_run(tmp
     rows = sum(r.get("user_id") == DELETED_USER for name in held for r in model.rows[name])
     assert held and f"deleted {rows} rows of 1 id from {len(held)} tables" in deleted.stdout, deleted.stdout
     deletion = Path(deleted.stdout.split("report: ")[1].split()[0]).stem
-    for name, folder, read_by_duckdb in zip(sorted(model.columns), folders, duckdb_rows(folders), strict=True):
+    for name, folder in zip(sorted(model.columns), folders, strict=True):
         after = snapshots(folder)
         assert [s.snapshot_id for s in after[:len(before[folder.name])]] == before[folder.name]
         assert [s.summary.get("segment-deletion-id") for s in after[len(before[folder.name]):]] == \
             ([deletion] if name in held else []), name
         expected = comparable([r for r in model.table_rows(name) if r.get("user_id") != DELETED_USER])
         assert comparable(pyiceberg_table(folder).scan().to_arrow().to_pylist()) == expected, name
-        assert read_by_duckdb == expected, name
 
     # the files that held the user's rows stay until their snapshots expire: a compaction expires them, and merges
     assert users_files(tables)
