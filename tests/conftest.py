@@ -158,7 +158,7 @@ def glue_client(aws_endpoint):
 
 # the modules that take longest (CPU seconds on 2 cores, 2026-11-27): handed out first, so that no worker is left
 # running one alone at the end
-SLOWEST = ("test_kills", "test_deploy_rehearsal", "test_iceberg_lake", "test_iceberg_crash", "test_sync_cli",
+SLOWEST = ("test_kills", "test_deploy_rehearsal", "test_iceberg_lake", "test_sync_cli",
            "test_compaction", "test_installed_package", "test_class_archive", "test_least_privilege", "test_deletion",
            "test_hostile_input", "test_faults", "test_policy_scan")
 

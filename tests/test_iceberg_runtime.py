@@ -1,6 +1,6 @@
 """Apache Iceberg for local Spark from PyPI packages alone (workload/local/iceberg_jars.py, run by make setup): the
 relocated Jackson names only the relocated package. (A Spark given the two jars runs the Iceberg lake end to end in
-test_iceberg_lake.py and test_iceberg_crash.py.)"""
+test_iceberg_lake.py, and in `make soak`'s tests/iceberg_crash_points.py.)"""
 import zipfile
 
 import pytest
