@@ -24,15 +24,19 @@ from .pool import run_all
 from .uris import is_hidden, shown
 
 
+def _s3_without_spark():
+    """boto3's S3 client at the endpoint the environment names (tests, MinIO), else AWS's."""
+    import boto3
+
+    return boto3.client("s3", endpoint_url=os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL"))
+
+
 def write_text_without_spark(uri: str, text: str) -> None:
     """Write a small file without Spark's JVM (to report a sync whose JVM died): local paths with
     Python, ``s3://`` and ``s3a://`` with boto3."""
     parsed = urlparse(uri)
     if parsed.scheme in ("s3", "s3a"):
-        import boto3
-
-        endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
-        boto3.client("s3", endpoint_url=endpoint).put_object(Bucket=parsed.netloc, Key=parsed.path.lstrip("/"),
+        _s3_without_spark().put_object(Bucket=parsed.netloc, Key=parsed.path.lstrip("/"),
                                                              Body=text.encode("utf-8"))
         return
     os.makedirs(os.path.dirname(parsed.path), exist_ok=True)
@@ -45,10 +49,7 @@ def read_text_without_spark(uri: str) -> str | None:
     local paths with Python, ``s3://`` and ``s3a://`` with boto3."""
     parsed = urlparse(uri)
     if parsed.scheme in ("s3", "s3a"):
-        import boto3
-
-        endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
-        client = boto3.client("s3", endpoint_url=endpoint)
+        client = _s3_without_spark()
         try:
             return client.get_object(Bucket=parsed.netloc, Key=parsed.path.lstrip("/"))["Body"].read().decode("utf-8")
         except client.exceptions.NoSuchKey:
