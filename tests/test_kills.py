@@ -12,11 +12,13 @@ pytestmark = [pytest.mark.spark, pytest.mark.aws]
 
 # the moments are drawn within a reference sync's duration on the same machine, and every check holds wherever a kill
 # lands (a kill after the end counts too): with the others, on whatever load they make. Ten tables, not make soak's 55:
-# what a kill hits is the subject here, not how many tables (this test alone here: 224 -> 178 CPU-s)
+# what a kill hits is the subject here, not how many tables (this test alone here: 224 -> 178 CPU-s). One trial, not
+# two (make test's largest cost after the Iceberg lake: 146 CPU-s in a clean clone's run): seed 7 draws it two kills
+# before the run that finishes, so a kill still lands on a lake a killed run left
 def test_syncs_killed_at_random_moments_land_every_event_exactly_once(tmp_path):
-    summary = run_trials(tmp_path, trials=2, events=10_000, seed=7, event_names=5)
+    summary = run_trials(tmp_path, trials=1, events=10_000, seed=7, event_names=5)
     print(summary)
-    assert summary["trials"] == 2 and summary["kills"] >= 2 and summary["events"] > 7_500
+    assert summary["trials"] == 1 and summary["kills"] == 2 and summary["events"] > 7_500
 
 
 # deaths at the Nth write, whatever the machine's load: with the others

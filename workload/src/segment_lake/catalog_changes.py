@@ -22,13 +22,17 @@ def table_changes(env: SyncEnvironment, inferred: Inferred) -> list[TableChange]
     chosen = env.settings.table_format
     for table, info in inferred.catalog.items():
         if info is not None and table in inferred.schemas and info.table_format != chosen:
-            raise InvalidSettings(f"table {env.settings.database}.{table} is in the {info.table_format} format, and "
-                                  f"all of a source's tables share one: sync it with --table-format "
-                                  f"{info.table_format}")
+            raise other_format(f"{env.settings.database}.{table}", info.table_format)
     return [TableChange(table, schema.columns, tuple(env.keys),
                         tuple(partition_values(path) for path in inferred.observed.partitions[table]),
                         env.table_location(table), env.settings.table_format)
             for table, schema in inferred.schemas.items()]
+
+
+def other_format(table: str, table_format: str) -> InvalidSettings:
+    """The refusal of a sync in another format than ``table``'s (``database.table``), ``table_format``."""
+    return InvalidSettings(f"table {table} is in the {table_format} format, and all of a source's tables share one: "
+                           f"sync it with --table-format {table_format}")
 
 
 def record_changes(env: SyncEnvironment, published: Published) -> list[TableChange]:

@@ -11,6 +11,8 @@ import boto3
 from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql import functions as F
 
+from . import iceberg_tables
+from .catalog_changes import other_format
 from .compaction import Compaction
 from .deletion import UserDeletion
 from .errors import InvalidQuery, InvalidSettings, missing_input
@@ -32,6 +34,7 @@ from .settings import (
 )
 from .sql_statements import sql_statements
 from .state import SourceState, require_known_source
+from .storage import read_text_without_spark
 from .suppression import SuppressionList
 from .sync import Sync
 from .sync_reports import move_old_reports
@@ -42,6 +45,12 @@ def sync(run: Runner) -> list[str]:
     local_input = urlparse(settings.input_uri).path if settings.input_uri.startswith("file:") else None
     if local_input is not None and not os.path.exists(local_input):  # before Spark starts or the lake is touched
         raise missing_input(settings.input_uri)
+    if settings.table_format != iceberg_tables.FORMAT and settings.lake_uri.startswith("file:"):
+        # a local lake's record is a file: read before Spark starts (the catalog stage refuses it too, after the
+        # parse, and on S3 alone, where reading it would cost every Parquet run a request)
+        recorded = read_text_without_spark(run.layout.state_files.iceberg_tables_uri)
+        if recorded is not None:
+            raise other_format(min(json.loads(recorded).values()), iceberg_tables.FORMAT)
     metrics = cloudwatch_client(settings.aws_region) if settings.metrics_namespace else None
     job = Sync(run.spark, settings, run.catalog(), metrics=metrics)
     return job.told(job.run())

@@ -175,15 +175,18 @@ def partition_columns(spark: SparkSession, database: str, table: str) -> set[str
     return {loaded.schema().findColumnName(fields.get(i).sourceId()) for i in range(fields.size())}
 
 
+def _snapshots(table) -> list:
+    """The snapshots (every one retention keeps) of ``table``, a loaded Iceberg table: Iceberg's Java objects."""
+    iterator, snapshots = table.snapshots().iterator(), []
+    while iterator.hasNext():
+        snapshots.append(iterator.next())
+    return snapshots
+
+
 def _snapshot_values(spark: SparkSession, database: str, table: str, key: str) -> set[str]:
-    """The values of ``key`` in the summaries of the table's snapshots (every snapshot retention keeps)."""
-    snapshots = _table(spark, database, table).snapshots().iterator()
-    values = set()
-    while snapshots.hasNext():
-        value = snapshots.next().summary().get(key)
-        if value:
-            values.add(value)
-    return values
+    """The values of ``key`` in the summaries of the table's snapshots."""
+    values = {snapshot.summary().get(key) for snapshot in _snapshots(_table(spark, database, table))}
+    return {value for value in values if value}
 
 
 def data_files(spark: SparkSession, table: str) -> int:
@@ -294,19 +297,16 @@ def maintain(spark: SparkSession, table: str, partitions: list[tuple[str, ...]],
                         f"options => map('min-input-files', '2', 'rewrite-all', 'true', "
                         f"'target-file-size-bytes', '{target_bytes}'))").first()
         merged, written = row["rewritten_data_files_count"], row["added_data_files_count"]
-    before = f"TIMESTAMP '{expire_before.astimezone(UTC):%Y-%m-%d %H:%M:%S.%f}'"
-    snapshots = _count(_table(spark, database, name).snapshots())
-    removed = spark.sql(f"CALL spark_catalog.system.expire_snapshots(table => '{table}', older_than => {before}, "
-                        "retain_last => 1)").first()["deleted_data_files_count"]
+    loaded, removed = _table(spark, database, name), 0
+    snapshots, current = _snapshots(loaded), loaded.currentSnapshot()  # none in a table made but never written
+    # the current snapshot always stays: with no other older than the cut, the procedure (Spark jobs, about 0.7 s a
+    # table here) would expire nothing
+    cut = expire_before.timestamp() * 1000
+    if current and any(s.snapshotId() != current.snapshotId() and s.timestampMillis() < cut for s in snapshots):
+        before = f"TIMESTAMP '{expire_before.astimezone(UTC):%Y-%m-%d %H:%M:%S.%f}'"
+        removed = spark.sql(f"CALL spark_catalog.system.expire_snapshots(table => '{table}', older_than => {before}, "
+                            "retain_last => 1)").first()["deleted_data_files_count"]
     orphans_before = f"TIMESTAMP '{(expire_before - ORPHAN_AGE).astimezone(UTC):%Y-%m-%d %H:%M:%S.%f}'"
     removed += spark.sql(f"CALL spark_catalog.system.remove_orphan_files(table => '{table}', "
                          f"older_than => {orphans_before})").count()
-    return Maintenance(merged, written, snapshots - _count(_table(spark, database, name).snapshots()), removed)
-
-
-def _count(items) -> int:
-    iterator, n = items.iterator(), 0
-    while iterator.hasNext():
-        iterator.next()
-        n += 1
-    return n
+    return Maintenance(merged, written, len(snapshots) - len(_snapshots(_table(spark, database, name))), removed)
