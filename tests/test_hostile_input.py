@@ -84,7 +84,7 @@ def test_hostile_files_and_lines_are_landed_or_rejected_with_their_reason(spark,
 
 # ---- payload fuzzing: make test runs a few seeded examples, make soak many (SEGMENT_LAKE_FUZZ_EXAMPLES)
 
-FUZZ_EXAMPLES = int(os.environ.get("SEGMENT_LAKE_FUZZ_EXAMPLES", "25"))
+FUZZ_EXAMPLES = int(os.environ.get("SEGMENT_LAKE_FUZZ_EXAMPLES", "15"))
 TIMES = [*corpus.LANDING_TIMES, *corpus.REJECTED_TIMES]
 keys = st.one_of(st.text(max_size=12), st.sampled_from(["", "!!!", "\U0001f600", "k" * 260, "a b", "a_b", "aB", "day",
                                                          "hr", "messageId", "receivedAt", "Type"]))
