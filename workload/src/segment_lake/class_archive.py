@@ -5,7 +5,9 @@ here (a 15-line sync 20 s -> 15.5 s, `sql` 12.5 s -> 7.9 s).
 The first command of the CLI to start a local Spark for this Java and these jars records the archive as its JVM exits
 (once, about 13 s more on that command's exit); every later one maps it. Recording and using are keyed by the java
 binary and every jar on the class path, and the JVM itself checks the archive against its class path and refuses
-(silently, then loading classes as usual) one that does not match. Under spark-submit (EMR) nothing changes.
+(silently, then loading classes as usual) one that does not match. The JVM also maps an archive of a prefix of its
+class path: an Iceberg lake's JVMs, whose Iceberg jars come last, map the Parquet lake's archive and record none.
+Under spark-submit (EMR) nothing changes.
 ``SEGMENT_LAKE_CLASS_ARCHIVE=off`` turns it off, and nothing is recorded or mapped while a configuration folder on the
 class path holds files (SPARK_CONF_DIR with a spark-defaults.conf, HADOOP_CONF_DIR): the JVM can use no archive then,
 and one told to record fails as it exits ("Cannot have non-empty directory in paths"); nor while an agent runs in the
