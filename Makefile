@@ -170,7 +170,7 @@ test-fast: setup
 
 # The long runs of what make test samples: whole sync processes killed at seeded random moments (kill_harness),
 # a death at every write of storage and catalog, three ways (crash_points; deletion_crash_points for a user
-# deletion; compaction_crash_points for a compaction, sampled; iceberg_crash_points at an Iceberg lake's commits),
+# deletion; compaction_crash_points for a compaction, sampled; iceberg_crash_points at an Iceberg lake's commits and compactions),
 # and payload fuzzing; each prints its summary. Quicker: make soak SOAK_ARGS="--trials 5 --events 50000" CRASH_ARGS="--trials 20" FUZZ_EXAMPLES=50.
 SOAK_ARGS ?= --trials 30 --events 300000 --seed 1
 CRASH_ARGS ?= --events 3000 --seed 1

@@ -1,10 +1,13 @@
-"""Crashes at the Iceberg writes of a sync and of a user deletion (``--table-format iceberg``): each table's commit
-of a run (``commit_table``) and each table's deleting commit (``delete_rows``), the process dying before or after
-it (nothing written after, as after a SIGKILL). Each trial syncs a lake of its own twice, dying in the second sync,
-and syncs again; then deletes a user, dying in the deletion, and lets the next sync finish it. After each, every
-table must hold the rows of a lake that never died, each once (read through Iceberg's catalog, which names the live
-files), with no run or deletion left unfinished. An Iceberg lake cannot be copied per trial, as the other harnesses
-do: its metadata names its files by absolute paths.
+"""Crashes at the Iceberg writes of a sync, a user deletion and a compaction (``--table-format iceberg``): each
+table's commit of a run (``commit_table``), each table's deleting commit (``delete_rows``) and each table's compaction
+(``maintain_table``: Iceberg's rewrite, expiry and orphan removal, each one commit), the process dying before or
+after it (nothing written after, as after a SIGKILL). Each trial syncs a lake of its own twice, dying in the second
+sync, and syncs again; then deletes a user, dying in the deletion, and lets the next sync finish it; then compacts,
+dying in the compaction, and compacts again. After each, every table must hold the rows of a lake that never died,
+each once (read through Iceberg's catalog, which names the live files), with no run or deletion left unfinished;
+after the compaction, each table one snapshot and no Parquet file in its folder that the snapshot does not name.
+An Iceberg lake cannot be copied per trial, as the other harnesses do: its metadata names its files by absolute
+paths.
 
     python tests/iceberg_crash_points.py          (every Iceberg write of each, both ways; its own Spark with Iceberg)
 
@@ -13,6 +16,7 @@ Prints the trials and the crash points covered.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -20,14 +24,15 @@ from crash_points import SMALL, SOURCE, _batches, _stage_input, points_to_try
 from lake_checks import harness_arguments
 from recording_environment import Boundaries, Died, DyingStorage
 
-ICEBERG_WRITES = ("commit_table", "delete_rows")
+ICEBERG_WRITES = ("commit_table", "delete_rows", "maintain_table")
 
 
 def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) -> dict:
-    """A reference lake (two syncs, then a deletion) counts the writes; then a lake per trial, dying at an Iceberg
-    write of its second sync and at one of its deletion (``trials`` of each, one per kind and way first; None:
-    every one)."""
+    """A reference lake (two syncs, a deletion, a compaction) counts the writes; then a lake per trial, dying at an
+    Iceberg write of its second sync, of its deletion and of its compaction (``trials`` of each, one per kind and way
+    first; None: every one)."""
     from segment_lake.catalog.local import LocalCatalog
+    from segment_lake.compaction import Compaction
     from segment_lake.deletion import UserDeletion
     from segment_lake.layout import LakeLayout
     from segment_lake.settings import SyncSettings
@@ -57,6 +62,22 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
         UserDeletion(spark, storage_for(settings, boundaries), LakeLayout(settings.lake_uri, SOURCE),
                      progress=lambda line: None).run((user,), ())
 
+    def compact(settings, boundaries=None, progress=lambda line: None):
+        Compaction(spark, storage_for(settings, boundaries), LocalCatalog(spark), LakeLayout(settings.lake_uri, SOURCE),
+                   settings.database, "", settings.date_partition, progress=progress).run(0, 256)
+
+    def compacted(settings) -> None:
+        """Each table has one snapshot left, and its folder no Parquet file that snapshot does not name."""
+        for table in [t.name for t in spark.catalog.listTables(settings.database) if not t.isTemporary]:
+            name = f"{settings.database}.{table}"
+            described = {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()}
+            if described.get("Provider") != "iceberg":  # the discards and duplicates: Parquet records
+                continue
+            assert spark.sql(f"SELECT count(*) FROM {name}.snapshots").first()[0] == 1, table
+            live = {_path(r.file_path) for r in spark.sql(f"SELECT file_path FROM {name}.files").collect()}
+            on_disk = {str(p) for p in Path(_path(described["Location"])).rglob("*.parquet")}
+            assert on_disk == live, f"{table}: {len(on_disk - live)} files no snapshot names, {len(live - on_disk)} lost"
+
     def rows(settings) -> Counter:
         """Each table's rows as (table, messageId, receivedAt), as Iceberg reads them."""
         found: Counter = Counter()
@@ -85,6 +106,12 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
     delete(settings, user, deleting)
     deleted = rows(settings)
     assert len(deleted) < len(synced), f"user {user} had no rows"
+    compacting, said = Boundaries(settings.lake_uri), []
+    compact(settings, compacting, said.append)
+    merged = [re.search(r"(\d+) files merged into (\d+)", line) for line in said if "through Iceberg" in line]
+    assert merged and int(merged[0][1]) > int(merged[0][2]), said  # the compaction merged files: it had work to die in
+    assert rows(settings) == deleted
+    compacted(settings)
 
     def chosen(seen) -> list[tuple[int, str]]:
         """The Iceberg writes' points of a counted run: the first of each kind first, then the others."""
@@ -102,10 +129,12 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
         except Died:
             return f"{step}: {point[1]} {dying.seen[-1]}"
 
-    # each trial's lake takes a death in its second sync, then one in its deletion (while points of both are left)
+    # each trial's lake takes a death in its second sync, then one in its deletion, then one in its compaction (while
+    # points of each are left)
     covered: Counter = Counter()
     sync_points, deletion_points = chosen(counting.seen), chosen(deleting.seen)
-    trials_run = max(len(sync_points), len(deletion_points))
+    compaction_points = chosen(compacting.seen)
+    trials_run = max(len(sync_points), len(deletion_points), len(compaction_points))
     for trial in range(trials_run):
         settings, inputs = lake(f"trial-{trial}")
         sync(settings)
@@ -122,7 +151,21 @@ def run_trials(spark, work: Path, trials: int | None, events: int, seed: int) ->
             covered[point] += 1
             sync(settings)  # finishes the deletion first
             assert rows(settings) == deleted, point
+        elif trial < len(compaction_points):
+            delete(settings, user)
+        if trial < len(compaction_points):
+            point = die("compaction", settings.lake_uri, compacting.seen, compaction_points[trial],
+                        lambda dying, s=settings: compact(s, dying))
+            covered[point] += 1
+            compact(settings)  # compacts again: what the dead one did stays done
+            assert rows(settings) == deleted, point
+            compacted(settings)
     return {"trials": trials_run, "crash_points": len(covered), "covered": dict(sorted(covered.items()))}
+
+
+def _path(uri: str) -> str:
+    """A local path from ``file:/p`` or ``file:///p``."""
+    return "/" + uri.removeprefix("file:").lstrip("/")
 
 
 def main() -> int:
