@@ -6,13 +6,18 @@ through a storage over the local disk (the part of the storage port they use), w
 writes them."""
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from segment_lake.catalog import TableInfo
+from segment_lake.catalog_changes import table_changes
 from segment_lake.deletion import UserDeletion
 from segment_lake.errors import InvalidSettings
-from segment_lake.iceberg_tables import RUN_PROPERTY, record_tables, tables_committed_by
+from segment_lake.iceberg_tables import RUN_PROPERTY, parse_record, record_tables, tables_committed_by
 from segment_lake.layout import LakeLayout, data_file_name
 from segment_lake.recovery import forget_attempt
 from segment_lake.storage import FileInfo
@@ -95,3 +100,33 @@ def test_a_deletion_refuses_an_iceberg_table_the_record_lacks_before_anything_ch
                                               "does not record: run a sync of the source with --table-format iceberg"):
         UserDeletion(None, storage, layout).run(("u1",), ())
     assert sorted(p for p in tmp_path.rglob("*")) == before  # not even suppressed
+
+
+def test_a_sync_in_the_other_format_is_refused_before_it_writes(tmp_path):
+    """In the catalog stage, for a table of the run (on any lake); and for a local lake whose source records Iceberg
+    tables, before Spark starts."""
+    settings = SimpleNamespace(table_format="parquet", database="src1")
+    env = SimpleNamespace(settings=settings, keys=["day", "hr"], table_location=lambda table: f"file:///l/{table}")
+    inferred = SimpleNamespace(schemas={"identify": None}, catalog={"identify": TableInfo([], "file:///l/identify",
+                                                                                         table_format="iceberg")})
+    with pytest.raises(InvalidSettings, match=r"^table src1.identify is in the iceberg format, and all of a source's "
+                                              r"tables share one: sync it with --table-format iceberg$"):
+        table_changes(env, inferred)
+
+    layout = LakeLayout(f"file://{tmp_path}/lake", "src1")
+    (tmp_path / "input").mkdir()
+    sync = [str(Path(sys.executable).with_name("segment-lake")), "sync", "--source-id", "src1", "--input", "input",
+            "--lake", "lake"]
+    assert parse_record("{}", "u") == {}  # no table recorded: nothing to refuse
+    record_tables(DiskStorage(), layout, {"identify": "src1.identify", "page": "src1.page"})
+    refused = subprocess.run(sync, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (refused.returncode, refused.stderr.strip()) == (1, "segment-lake: error (invalid_settings): table "
+                                                              "src1.identify is in the iceberg format, and all of a "
+                                                              "source's tables share one: sync it with --table-format "
+                                                              "iceberg")
+    assert not (tmp_path / "lake/segment-data/metastore").exists()  # no Spark started, nothing made
+    DiskStorage().write_text(layout.state_files.iceberg_tables_uri, '{"identify": ')  # cut short
+    broken = subprocess.run(sync, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert broken.returncode == 1 and len(broken.stderr.strip().splitlines()) == 1, broken.stderr
+    assert broken.stderr.startswith(f"segment-lake: error (invalid_settings): {layout.state_files.iceberg_tables_uri} "
+                                    "is not a record of the source's Iceberg tables ("), broken.stderr

@@ -48,9 +48,11 @@ def sync(run: Runner) -> list[str]:
     if settings.table_format != iceberg_tables.FORMAT and settings.lake_uri.startswith("file:"):
         # a local lake's record is a file: read before Spark starts (the catalog stage refuses it too, after the
         # parse, and on S3 alone, where reading it would cost every Parquet run a request)
-        recorded = read_text_without_spark(run.layout.state_files.iceberg_tables_uri)
-        if recorded is not None:
-            raise other_format(min(json.loads(recorded).values()), iceberg_tables.FORMAT)
+        uri = run.layout.state_files.iceberg_tables_uri
+        recorded = read_text_without_spark(uri)
+        tables = iceberg_tables.parse_record(recorded, uri) if recorded is not None else {}
+        if tables:
+            raise other_format(min(tables.values()), iceberg_tables.FORMAT)
     metrics = cloudwatch_client(settings.aws_region) if settings.metrics_namespace else None
     job = Sync(run.spark, settings, run.catalog(), metrics=metrics)
     return job.told(job.run())

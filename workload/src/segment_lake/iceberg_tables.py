@@ -68,7 +68,19 @@ def recorded_tables(storage, layout) -> dict[str, str]:
     """The source's Iceberg tables: each one's folder name and its catalog name (``database.table``), as the syncs
     recorded them in the source's state before making them (``record_tables``); none for a Parquet source."""
     uri = layout.state_files.iceberg_tables_uri
-    return json.loads(storage.read_text(uri)) if storage.exists(uri) else {}
+    return parse_record(storage.read_text(uri), uri) if storage.exists(uri) else {}
+
+
+def parse_record(text: str, uri: str) -> dict[str, str]:
+    """The record at ``uri`` (folder name -> ``database.table``), from its ``text``."""
+    try:
+        record = json.loads(text)
+    except ValueError as error:
+        record = error
+    if not isinstance(record, dict) or not all(isinstance(v, str) for v in record.values()):
+        raise InvalidSettings(f"{uri} is not a record of the source's Iceberg tables ({str(record)[:80]}): restore it "
+                              "(a JSON object: each table's folder name -> its database.table)")
+    return record
 
 
 def record_tables(storage, layout, tables: dict[str, str]) -> None:
