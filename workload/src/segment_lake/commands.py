@@ -34,7 +34,6 @@ from .settings import (
 )
 from .sql_statements import sql_statements
 from .state import SourceState, require_known_source
-from .storage import read_text_without_spark
 from .suppression import SuppressionList
 from .sync import Sync
 from .sync_reports import move_old_reports
@@ -48,9 +47,7 @@ def sync(run: Runner) -> list[str]:
     if settings.table_format != iceberg_tables.FORMAT and settings.lake_uri.startswith("file:"):
         # a local lake's record is a file: read before Spark starts (the catalog stage refuses it too, after the
         # parse, and on S3 alone, where reading it would cost every Parquet run a request)
-        uri = run.layout.state_files.iceberg_tables_uri
-        recorded = read_text_without_spark(uri)
-        tables = iceberg_tables.parse_record(recorded, uri) if recorded is not None else {}
+        tables = run.recorded_iceberg_tables()
         if tables:
             raise other_format(min(tables.values()), iceberg_tables.FORMAT)
     metrics = cloudwatch_client(settings.aws_region) if settings.metrics_namespace else None

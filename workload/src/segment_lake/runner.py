@@ -10,7 +10,7 @@ from functools import cached_property
 
 from segment_lake_contract import DATE_PARTITIONS
 
-from . import session
+from . import iceberg_tables, session
 from .catalog import Catalog
 from .catalog.glue import GlueCatalog
 from .catalog.local import LocalCatalog
@@ -62,8 +62,14 @@ class Runner:
         finishes one, a compaction), whatever its flags."""
         if "spark" in self.__dict__:
             raise RuntimeError("open_recorded_iceberg_tables after the session started")
-        if read_text_without_spark(self.layout.state_files.iceberg_tables_uri) is not None:
+        if self.recorded_iceberg_tables():
             self.uses_catalog = self.iceberg = True
+
+    def recorded_iceberg_tables(self) -> dict[str, str]:
+        """The source's record of its Iceberg tables (iceberg_tables.recorded_tables), read without Spark."""
+        uri = self.layout.state_files.iceberg_tables_uri
+        text = read_text_without_spark(uri)
+        return iceberg_tables.parse_record(text, uri) if text is not None else {}
 
     @cached_property
     def storage(self) -> LakeStorage:

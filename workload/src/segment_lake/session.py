@@ -212,17 +212,18 @@ def build_session(app_name: str, lake_uri: str | None = None, local_catalog: boo
 @contextmanager
 def _appended_to_class_path(jars: list[str]) -> Iterator[None]:
     """While a local JVM starts: ``jars`` at the end of its class path, after Spark's own."""
+    if not jars:  # the launch's environment as it is
+        yield
+        return
     before = os.environ.get("SPARK_DIST_CLASSPATH")
-    if jars:
-        os.environ["SPARK_DIST_CLASSPATH"] = os.pathsep.join([*([before] if before else []), *jars])
+    os.environ["SPARK_DIST_CLASSPATH"] = os.pathsep.join(filter(None, [before, *jars]))
     try:
         yield
     finally:
-        if jars:
-            if before is None:
-                os.environ.pop("SPARK_DIST_CLASSPATH", None)
-            else:
-                os.environ["SPARK_DIST_CLASSPATH"] = before
+        if before is None:
+            del os.environ["SPARK_DIST_CLASSPATH"]
+        else:
+            os.environ["SPARK_DIST_CLASSPATH"] = before
 
 
 _STARTED: list[SparkSession] = []
