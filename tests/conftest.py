@@ -99,6 +99,8 @@ JARS = [REPO / ".cache" / "jars" / "hadoop-aws-3.3.1.jar", REPO / ".cache" / "ja
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
+    from iceberg_readers import spark_with_iceberg
+
     from segment_lake.session import build_session
 
     jars = os.environ.get("SEGMENT_LAKE_SPARK_JARS") or ",".join(map(str, JARS))
@@ -106,7 +108,8 @@ def spark(tmp_path_factory):
         assert Path(jar).is_file(), f"{jar} is missing: run `make setup` to extract the s3a jars"
     os.environ["SEGMENT_LAKE_SPARK_JARS"] = jars
     metastore_lake = tmp_path_factory.mktemp("metastore-lake")
-    session = build_session("segment-lake tests", f"file://{metastore_lake}")
+    # a run of the lake contract's tests on Iceberg tables (test_lake_format.py starts it) opens Spark with Iceberg
+    session = build_session("segment-lake tests", f"file://{metastore_lake}", iceberg=spark_with_iceberg())
     yield session
     session.stop()
 
@@ -159,7 +162,8 @@ def glue_client(aws_endpoint):
 # the modules that take longest (CPU seconds on 2 cores, 2026-11-27): handed out first, so that no worker is left
 # running one alone at the end
 SLOWEST = ("test_kills", "test_deploy_rehearsal", "test_iceberg_lake", "test_sync_cli",
-           "test_compaction", "test_installed_package", "test_class_archive", "test_least_privilege", "test_deletion",
+           "test_compaction", "test_installed_package", "test_class_archive", "test_contract_on_iceberg",
+           "test_least_privilege", "test_deletion",
            "test_hostile_input", "test_faults", "test_policy_scan")
 
 

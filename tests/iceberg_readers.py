@@ -9,6 +9,14 @@ import subprocess
 import sys
 from datetime import UTC
 from pathlib import Path
+from urllib.parse import urlparse
+
+# set to iceberg for a run of tests whose Spark opens with Iceberg (test_lake_format.py starts one)
+TESTS_TABLE_FORMAT = "SEGMENT_LAKE_TEST_TABLE_FORMAT"
+
+
+def spark_with_iceberg() -> bool:
+    return os.environ.get(TESTS_TABLE_FORMAT) == "iceberg"
 
 
 def newest_metadata(folder: Path) -> Path:
@@ -29,6 +37,15 @@ def pyiceberg_table(folder: Path):
     from pyiceberg.table import StaticTable
 
     return StaticTable.from_metadata(str(newest_metadata(folder)))
+
+
+def iceberg_rows(uri: str) -> list[dict]:
+    """The rows of the Iceberg table at ``uri`` (a ``file:`` folder) as pyiceberg reads them, timestamps as naive UTC
+    (as the Parquet lake's readers give them), in (message_id, received_at) order."""
+    rows = pyiceberg_table(Path(urlparse(uri).path)).scan().to_arrow().to_pylist()
+    rows = [{k: v.astimezone(UTC).replace(tzinfo=None) if getattr(v, "tzinfo", None) else v for k, v in row.items()}
+            for row in rows]
+    return sorted(rows, key=lambda r: (r["message_id"], str(r["received_at"])))
 
 
 def duckdb_rows(folders: list[Path]) -> list[list[str]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from iceberg_readers import iceberg_rows
 from recording_environment import DyingCatalog, DyingStorage
 
 from segment_lake.catalog import table_columns
@@ -29,11 +30,12 @@ class Lake:
     database: str
     table_prefix: str = ""
     date_partition: str = "day_hour"
+    table_format: str = "parquet"  # iceberg needs a session with Iceberg (iceberg_readers.spark_with_iceberg)
 
     def settings(self) -> SyncSettings:
         return SyncSettings(source_id=self.source_id, input_uri=self.input_uri, lake_uri=self.lake_uri,
                             glue_database=self.database, table_prefix=self.table_prefix,
-                            date_partition=self.date_partition,
+                            date_partition=self.date_partition, table_format=self.table_format,
                             catalog="local" if self.kind == "local" else "glue")
 
     def sync(self, boundaries=None):
@@ -59,7 +61,10 @@ class Lake:
         return self.layout.table(table[len(join_prefix(self.table_prefix)):])
 
     def rows(self, table, keys=("day", "hr")):
-        """Every row of ``table``, read from its files with the catalog's schema, as dicts."""
+        """Every row of ``table``, read from its files with the catalog's schema (an Iceberg table's live files,
+        by pyiceberg), as dicts."""
+        if self.table_format == "iceberg":
+            return iceberg_rows(self.location(table))
         columns = self.columns(table)
         schema = ", ".join(f"`{n}` {t}" for n, t in columns) + "".join(f", `{k}` string" for k in keys)
         location = self.location(table)

@@ -1,8 +1,9 @@
 """The lake contract of docs/lake-format.md, one test per clause, on the embedded catalog, on Glue, and on S3
-(s3a) with Glue. Each catalog's lake is synced once per module: a first run, a second with new
-files, duplicates, a type change and new columns, and a third with nothing new; the tests read
-what each run left (snapshots taken between the runs). The tables' rows are read by pyarrow, not by the engine that
-wrote them (parquet_reader.py)."""
+(s3a) with Glue, and on Iceberg tables (on the embedded catalog, in a pytest of their own:
+test_contract_on_iceberg.py). Each lake is synced once per module: a first run, a second with new files,
+duplicates, a type change and new columns, and a third with nothing new; the tests read what each run left
+(snapshots taken between the runs). The tables' rows are read by pyarrow (parquet_reader.py), an Iceberg table's by
+pyiceberg from its metadata, not by the engine that wrote them."""
 import itertools
 import re
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from datetime import datetime
 from decimal import Decimal
 
 import pytest
+from iceberg_readers import spark_with_iceberg
 from lake_events import RUN1_COUNTS, RUN2_COUNTS, write_run1, write_run2
 from parquet_reader import file_schemas, read_rows
 from sync_harness import Lake, make_catalog
@@ -52,12 +54,21 @@ class Synced:
 
 def _catalog(lake, spark, glue_client):
     """The catalog's view of the identify table and the order count, as the tests compare them."""
+    orders = f"select count(*) from `{lake.database}`.`track_order_completed`"
+    if lake.table_format == "iceberg":  # the metastore's entry, and the partitions in the table's own metadata
+        entry = spark._jsparkSession.sharedState().externalCatalog().getTable(lake.database, "identify")
+        return {"type": entry.tableType().name(), "table_type": entry.properties().get("table_type").get(),
+                "metadata_location": entry.properties().get("metadata_location").get(),
+                "catalog_partition_keys": [k for k in entry.partitionColumnNames().mkString(",").split(",") if k],
+                "partitions": sorted(f"day={r[0]['day']}/hr={r[0]['hr']}" for r in spark.sql(
+                    f"select partition from `{lake.database}`.`identify`.partitions").collect()),
+                "orders": spark.sql(orders).first()[0]}
     if lake.kind == "local":
         described = {r["col_name"]: r["data_type"] for r in spark.sql(
             f"DESCRIBE FORMATTED `{lake.database}`.`identify`").collect()}
         return {"type": described["Type"], "input_format": described["InputFormat"],
                 "partitions": [r[0] for r in spark.sql(f"SHOW PARTITIONS `{lake.database}`.`identify`").collect()],
-                "orders": spark.sql(f"select count(*) from `{lake.database}`.`track_order_completed`").first()[0]}
+                "orders": spark.sql(orders).first()[0]}
     table = glue_client.get_table(DatabaseName=lake.database, Name="identify")["Table"]
     partitions = glue_client.get_partitions(DatabaseName=lake.database, TableName="identify")["Partitions"]
     return {"table": table, "partitions": partitions}
@@ -66,12 +77,19 @@ def _catalog(lake, spark, glue_client):
 def _snapshot(lake, result, spark, glue_client, endpoint):
     tables = {t.table_name for t in result.tables} | TABLES_RUN1
     columns = {t: lake.columns(t) for t in tables | {"segment_discards"}}
-    return Snapshot(result, columns, {t: read_rows(lake.location(t), columns[t], endpoint=endpoint) for t in tables},
+    rows = {t: lake.rows(t) if lake.table_format == "iceberg" else read_rows(lake.location(t), columns[t], endpoint=endpoint)
+            for t in tables}
+    return Snapshot(result, columns, rows,
                     lake.discards(), lake.duplicates(), lake.rejected(), lake.report(result),
                     lake.data_files("identify"), _catalog(lake, spark, glue_client))
 
 
-@pytest.fixture(scope="module", params=["local", "glue", "s3"])
+# the lakes the contract is checked on: Parquet on the embedded catalog, on Glue, and on S3 with Glue; Iceberg tables
+# in a run whose Spark opens with Iceberg (test_contract_on_iceberg.py)
+KINDS = ["iceberg"] if spark_with_iceberg() else ["local", "glue", "s3"]
+
+
+@pytest.fixture(scope="module", params=KINDS)
 def synced(request, spark, glue_client, tmp_path_factory):
     kind = request.param
     n = next(_counter)
@@ -85,7 +103,9 @@ def synced(request, spark, glue_client, tmp_path_factory):
     else:
         s3, lake_uri = None, f"file://{tmp_path}/lake"
         input_uri = f"file://{tmp_path}/input/segment-logs/{source_id}"
-    lake = Lake(spark, make_catalog(kind, spark, glue_client), kind, lake_uri, input_uri, source_id, database)
+    lake = Lake(spark, make_catalog("local" if kind == "iceberg" else kind, spark, glue_client),
+                "local" if kind == "iceberg" else kind, lake_uri, input_uri, source_id, database,
+                table_format="iceberg" if kind == "iceberg" else "parquet")
 
     def upload(write):
         if s3 is None:
@@ -124,20 +144,23 @@ def test_where_data_lands_one_file_per_partition_named_for_the_run(synced):
     assert (m1["day"], m1["hr"]) == ("2024-01-02", "03")
 
 
-def test_files_hold_the_catalog_columns_in_order_with_int96_timestamps_in_day_and_hour_folders(synced):
+def test_files_hold_the_catalog_columns_in_order_in_day_and_hour_folders(synced):
     """Read by pyarrow: each file of a table has the catalog's columns in the catalog's order (a file written before
-    a column was added stops short of it), timestamps as INT96 (as Hive and Athena read them), and its folder is
-    the partition's."""
+    a column was added stops short of it), timestamps as INT96 (as Hive and Athena read them; an Iceberg table's as
+    INT64 microseconds), and its folder is the partition's."""
     columns = synced.lake.columns("track_order_completed")
     schemas = file_schemas(synced.lake.location("track_order_completed"), synced.endpoint)
     assert len(schemas) >= 2
+    # an Iceberg table's files hold its partition keys too, after the columns, and timestamps as Iceberg's spec has them
+    keys, timestamps = (["day", "hr"], "INT64") if synced.lake.table_format == "iceberg" else ([], "INT96")
     for path, schema in schemas.items():
         assert re.fullmatch(r"day=\d{4}-\d{2}-\d{2}/hr=\d{2}/part-[^/]+\.snappy\.parquet", path), path
-        assert schema.names == [name for name, _ in columns[:len(schema.names)]], path
+        names = schema.names[:len(schema.names) - len(keys)]
+        assert schema.names == [name for name, _ in columns[:len(names)]] + keys, path
         kinds = dict(columns)
-        assert all(schema.column(i).physical_type == "INT96" for i, name in enumerate(schema.names)
+        assert all(schema.column(i).physical_type == timestamps for i, name in enumerate(names)
                    if kinds[name] == "timestamp"), path
-    assert {len(schema.names) for schema in schemas.values()} == {len(ORDER_COLUMNS_RUN1), len(columns)}
+    assert {len(schema.names) - len(keys) for schema in schemas.values()} == {len(ORDER_COLUMNS_RUN1), len(columns)}
 
 
 def test_tables_one_per_type_and_track_event(synced):
@@ -246,6 +269,13 @@ def test_rejected_lines_kept_with_their_reason_and_file(synced):
 
 def test_catalog_registers_external_partitioned_tables(synced):
     lake, catalog = synced.lake, synced.first.catalog
+    if lake.table_format == "iceberg":  # an Iceberg table in the metastore, its partitions in its own metadata
+        assert (catalog["type"], catalog["table_type"]) == ("EXTERNAL", "ICEBERG")
+        assert catalog["metadata_location"].startswith(lake.location("identify").replace("file://", "file:") + "/metadata/")
+        assert catalog["catalog_partition_keys"] == []
+        assert catalog["partitions"] == ["day=2024-01-02/hr=05", "day=2024-01-02/hr=07"]
+        assert catalog["orders"] == 3
+        return
     if lake.kind == "local":
         assert catalog["type"] == "EXTERNAL"
         assert "parquet" in catalog["input_format"].lower()
@@ -314,3 +344,4 @@ def test_exactly_once_a_run_with_nothing_new_lands_nothing(synced):
     third = synced.third
     assert (third.read_count, third.row_count, third.tables) == (0, 0, [])
     assert len(synced.lake.rows("track_order_completed")) == 4
+

@@ -1,8 +1,10 @@
 """Real-shaped payloads (tests/real_shaped.py) through two syncs, every column of every landed row and
-every discarded value checked against the rules of docs/lake-format.md as modelled in plain Python (tests/lake_model.py)."""
+every discarded value checked against the rules of docs/lake-format.md as modelled in plain Python (tests/lake_model.py);
+on Iceberg tables too, in a run whose Spark opens with Iceberg (test_contract_on_iceberg.py)."""
 import json
 
 import pytest
+from iceberg_readers import spark_with_iceberg
 from lake_model import Lake as Model
 from real_shaped import RUN1, RUN2
 from sync_harness import Lake
@@ -18,7 +20,7 @@ def _lines(files):
 
 def _lake(spark, root, name):
     return Lake(spark, LocalCatalog(spark), "local", f"file://{root}/{name}", f"file://{root}/input", "realShaped",
-                name)
+                name, table_format="iceberg" if spark_with_iceberg() else "parquet")
 
 
 @pytest.fixture(scope="module")
