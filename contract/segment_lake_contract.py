@@ -20,6 +20,16 @@ DATE_PARTITIONS: dict[str, tuple[tuple[str, str], ...]] = {
 # Apache Iceberg v2 tables, one commit a table and run
 TABLE_FORMATS = ("parquet", "iceberg")
 
+# how a new Iceberg table is partitioned: by identity on the date partition's keys (columns of the table, so that
+# WHERE day = ... prunes, as in the Parquet layout), or by Iceberg's hidden hours(received_at), with no key columns
+# (WHERE received_at ... prunes; the date partition must have an hour)
+ICEBERG_PARTITIONINGS = ("keys", "hours")
+
+
+def hourly(date_partition: str) -> bool:
+    """Whether a date partition's finest key is the hour."""
+    return DATE_PARTITIONS[date_partition][-1][1] == "HH"
+
 
 @dataclass(frozen=True)
 class NamePattern:

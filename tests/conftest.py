@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from iceberg_readers import spark_with_iceberg
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -92,6 +93,11 @@ def lake(synthesized) -> dict:
     return synthesized.stacks["segment-data-lake"]
 
 
+# modules whose tests need a Spark that opens with Iceberg: test_contract_on_iceberg.py runs them in a pytest of its own
+ICEBERG_SESSION_MODULES = ("test_iceberg_partitioning.py",)
+collect_ignore = [] if spark_with_iceberg() else list(ICEBERG_SESSION_MODULES)
+
+
 # ---- the sync app: one Spark session (with the s3a jars) and one local AWS endpoint per test session
 
 JARS = [REPO / ".cache" / "jars" / "hadoop-aws-3.3.1.jar", REPO / ".cache" / "jars" / "aws-java-sdk-bundle-1.11.901.jar"]
@@ -99,8 +105,6 @@ JARS = [REPO / ".cache" / "jars" / "hadoop-aws-3.3.1.jar", REPO / ".cache" / "ja
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    from iceberg_readers import spark_with_iceberg
-
     from segment_lake.session import build_session
 
     jars = os.environ.get("SEGMENT_LAKE_SPARK_JARS") or ",".join(map(str, JARS))

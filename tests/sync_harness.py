@@ -31,11 +31,13 @@ class Lake:
     table_prefix: str = ""
     date_partition: str = "day_hour"
     table_format: str = "parquet"  # iceberg needs a session with Iceberg (iceberg_readers.spark_with_iceberg)
+    iceberg_partitioning: str = "keys"
 
     def settings(self) -> SyncSettings:
         return SyncSettings(source_id=self.source_id, input_uri=self.input_uri, lake_uri=self.lake_uri,
                             glue_database=self.database, table_prefix=self.table_prefix,
                             date_partition=self.date_partition, table_format=self.table_format,
+                            iceberg_partitioning=self.iceberg_partitioning,
                             catalog="local" if self.kind == "local" else "glue")
 
     def sync(self, boundaries=None):

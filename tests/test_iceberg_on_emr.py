@@ -45,6 +45,11 @@ def test_an_iceberg_sources_syncs_replays_and_compactions_ask_for_iceberg():
         for source, expected in ((iceberg_source(), "iceberg"), (SegmentSource("src0001", "web"), "parquet")):
             argv = step_command(command, source, "b", "us-east-1") + window[command]
             assert parser().parse_args(argv).table_format == expected
+    # hidden hours: the commands that write new tables say how to partition them
+    hidden = iceberg_source(iceberg_partitioning="hours")
+    for command in ("sync", "replay", "compact"):
+        parsed = parser().parse_args(step_command(command, hidden, "b", "us-east-1") + window[command])
+        assert parsed.iceberg_partitioning == ("keys" if command == "compact" else "hours"), command
 
 
 def test_every_cluster_of_an_iceberg_lake_runs_emrs_iceberg(iceberg_lake):
@@ -62,12 +67,23 @@ def test_every_cluster_of_an_iceberg_lake_runs_emrs_iceberg(iceberg_lake):
 @pytest.mark.parametrize("options,props,message", [
     ({"partition_projection": True}, {}, "partition_projection is for the Parquet layout's Glue partitions"),
     ({}, {"sync_runner": "segment"}, "sync_runner is 'segment', whose syncs write Segment's Parquet layout only"),
+    ({"iceberg_partitioning": "minutes"}, {}, "unknown Iceberg partitioning 'minutes': use one of keys, hours"),
+    ({"iceberg_partitioning": "hours", "date_partition": "day"}, {},
+     "date_partition='day' writes a file a day: use 'day_hour' or 'year_month_day_hour'"),
 ])
 def test_what_an_iceberg_source_cannot_have_is_refused_at_construction(options, props, message):
     from segment_data_lake.validation import DataLakeConfigError
 
     with pytest.raises(DataLakeConfigError, match=message):
         small_lake_props(sources=[iceberg_source(**options)], **props)
+
+
+def test_hidden_hours_are_for_iceberg_sources():
+    from segment_data_lake import SegmentSource
+    from segment_data_lake.validation import DataLakeConfigError
+
+    with pytest.raises(DataLakeConfigError, match="iceberg_partitioning='hours' partitions Iceberg tables"):
+        SegmentSource("src0001", "web", iceberg_partitioning="hours")
 
 
 def test_the_workload_opens_icebergs_glue_catalog_through_emrfs():

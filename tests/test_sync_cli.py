@@ -52,6 +52,12 @@ def test_every_subcommand_has_help(command):
      "segment-lake: error (invalid_settings): --wait-for-lock -5 must be 0 or more minutes"),
     (["--source-id", "s1", "--input", "in", "--lake", "s3a://b/", "--catalog", "glue", "--table-format", "iceberg"],
      "segment-lake: error (invalid_settings): Iceberg tables in Glue are made by EMR's own Iceberg"),
+    (["--source-id", "s1", "--input", "in", "--lake", "lake", "--iceberg-partitioning", "hours"],
+     "segment-lake: error (invalid_settings): --iceberg-partitioning hours is how Iceberg tables are partitioned"),
+    (["--source-id", "s1", "--input", "in", "--lake", "lake", "--table-format", "iceberg", "--iceberg-partitioning",
+      "hours", "--date-partition", "year_month_day"],
+     "segment-lake: error (invalid_settings): --iceberg-partitioning hours puts each file in the hour of its rows, and "
+     "--date-partition year_month_day writes a file a day"),
 ])
 def test_bad_settings_fail_with_one_line(tmp_path, args, message):
     (tmp_path / "in").mkdir()

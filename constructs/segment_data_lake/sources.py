@@ -34,6 +34,10 @@ class SegmentSource:
         table and hour; ``iceberg``: Apache Iceberg v2 tables in Glue, one commit per table and run, partitions in
         the tables' own metadata (the cluster then runs EMR's Iceberg; docs/lake-format.md, Iceberg tables). All of
         a source's tables are of one format: a sync refuses a table of the other.
+    :param iceberg_partitioning: how the syncs partition a new Iceberg table: ``keys`` (default), by identity on the
+        date partition's keys, which are columns (``WHERE day = ...`` prunes, as in the Parquet layout); ``hours``,
+        by Iceberg's hidden ``hours(received_at)``, with no key columns (``WHERE received_at ...`` prunes; needs a
+        date partition by the hour). A table keeps the partitioning it was made with.
     """
 
     source_id: str
@@ -43,6 +47,7 @@ class SegmentSource:
     date_partition: str = "day_hour"
     partition_projection: bool = False
     table_format: str = "parquet"
+    iceberg_partitioning: str = "keys"
 
     def __post_init__(self) -> None:
         validation.matches_name(self.source_id, contract.SOURCE_ID)
@@ -56,6 +61,14 @@ class SegmentSource:
         if self.table_format == "iceberg" and self.partition_projection:
             validation.fail(f"source {self.source_id}: partition_projection is for the Parquet layout's Glue "
                             "partitions, and an Iceberg table keeps its partitions in its own metadata: leave it out")
+        validation.one_of(self.iceberg_partitioning, contract.ICEBERG_PARTITIONINGS, "Iceberg partitioning")
+        if self.iceberg_partitioning == "hours" and self.table_format != "iceberg":
+            validation.fail(f"source {self.source_id}: iceberg_partitioning='hours' partitions Iceberg tables: "
+                            "set table_format='iceberg', or leave it out")
+        if self.iceberg_partitioning == "hours" and not contract.hourly(self.date_partition):
+            validation.fail(f"source {self.source_id}: iceberg_partitioning='hours' puts each file in the hour of its "
+                            f"rows, and date_partition={self.date_partition!r} writes a file a day: use 'day_hour' or "
+                            "'year_month_day_hour'")
 
     @property
     def database(self) -> str:

@@ -38,6 +38,8 @@ def step_command(command: str, source: SegmentSource, bucket_name: str, region: 
         args += ["--partition-projection"] if source.partition_projection else []
     # a compaction of Iceberg tables runs Iceberg's procedures: its session opens with Iceberg too
     args += ["--table-format", source.table_format] if source.table_format != "parquet" else []
+    hidden = command in READS_RAW_EVENTS and source.iceberg_partitioning != "keys"
+    args += ["--iceberg-partitioning", source.iceberg_partitioning] if hidden else []
     return [*args, *LOCK_BEHAVIOUR[command]]
 
 

@@ -1,5 +1,6 @@
 """The lake's Apache Iceberg tables (``--table-format iceberg``): made with the Parquet lake's columns plus the
-partition keys (strings, inside each file), partitioned by identity on those keys, format v2, and readable by name
+partition keys (strings, inside each file), partitioned by identity on those keys (or, with ``--iceberg-partitioning
+hours``, by Iceberg's hidden ``hours(received_at)``, without the keys), format v2, and readable by name
 (the table's name mapping: the sync's files carry no Iceberg field ids). A run's files, written by the same job as a
 Parquet lake's (parquet_tables.py), are committed per table in one snapshot whose summary names the run, so a redone
 run finds which tables it already committed (docs/performance.md, Writing Iceberg tables)."""
@@ -114,10 +115,18 @@ def tables_committed_by(storage, layout, run_id: str) -> list[str]:
 
 @dataclass(frozen=True)
 class DataFile:
-    """A file of a run for an Iceberg table: where it is and its partition's folder (``day=2024-01-02/hr=03``)."""
+    """A file of a run for an Iceberg table: where it is, its partition's folder (``day=2024-01-02/hr=03``), and the
+    hour its rows were received in when the date partition is by the hour (its start, UTC)."""
 
     uri: str
     partition: str
+    hour: datetime | None = None
+
+
+# the hidden partition of ``--iceberg-partitioning hours``: Iceberg's hour transform, whose values count hours since
+# 1970 (UTC), of the column every event has
+HIDDEN_HOURS_SOURCE = "received_at"
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _quoted(name: str) -> str:
@@ -125,16 +134,18 @@ def _quoted(name: str) -> str:
 
 
 def create_statement(database: str, table: str, columns: Iterable[tuple[str, str]], keys: Iterable[str],
-                     location: str) -> str:
-    """CREATE TABLE of an Iceberg table: ``columns`` (name, Spark type) then the partition ``keys`` (strings), with
+                     location: str, hidden_hours: bool = False) -> str:
+    """CREATE TABLE of an Iceberg table: ``columns`` (name, Spark type) then the partition ``keys`` (strings),
+    partitioned by identity on the keys, or with ``hidden_hours`` by the hour of received_at and without them, with
     its name mapping (``created_mapping``); the files Iceberg itself writes (a deletion's, a compaction's) go to the
     partition folders too, not below ``data/``."""
     keys = list(keys)
-    names = [name for name, _ in columns if name not in keys] + keys
+    names = [name for name, _ in columns if name not in keys] + ([] if hidden_hours else keys)
     kinds = {**dict(columns), **{key: "string" for key in keys}}
+    partitioning = f"hours({_quoted(HIDDEN_HOURS_SOURCE)})" if hidden_hours else ", ".join(map(_quoted, keys))
     return (f"CREATE TABLE {_quoted(database)}.{_quoted(table)} "
             f"({', '.join(f'{_quoted(name)} {kinds[name]}' for name in names)}) USING iceberg "
-            f"PARTITIONED BY ({', '.join(map(_quoted, keys))}) LOCATION '{location}' "
+            f"PARTITIONED BY ({partitioning}) LOCATION '{location}' "
             f"TBLPROPERTIES ('format-version' = '2', 'write.data.path' = '{location}', "
             f"'{NAME_MAPPING}' = '{created_mapping(names)}')")
 
@@ -159,11 +170,12 @@ def map_names(spark: SparkSession, database: str, table: str) -> None:
 
 
 def register(spark: SparkSession, database: str, table: str, columns: Iterable[tuple[str, str]], keys: Iterable[str],
-             location: str) -> None:
-    """Makes the table when missing (with its name mapping), else appends the ``columns`` it lacks, in order."""
+             location: str, hidden_hours: bool = False) -> None:
+    """Makes the table when missing (with its name mapping; partitioned as ``create_statement`` says), else appends
+    the ``columns`` it lacks, in order. A table keeps the partitioning it was made with."""
     keys = list(keys)
     if not spark.catalog.tableExists(f"{database}.{table}"):
-        spark.sql(create_statement(database, table, columns, keys, location))
+        spark.sql(create_statement(database, table, columns, keys, location, hidden_hours))
         fields = _table(spark, database, table).schema().columns()
         numbered = json.dumps([{"field-id": fields.get(i).fieldId(), "names": [fields.get(i).name()]}
                                for i in range(fields.size())])
@@ -181,10 +193,30 @@ def register(spark: SparkSession, database: str, table: str, columns: Iterable[t
 
 
 def partition_columns(spark: SparkSession, database: str, table: str) -> set[str]:
-    """The columns the table is partitioned by."""
+    """The table's partition key columns (those it is partitioned by identity on: none with hidden hours)."""
     loaded = _table(spark, database, table)
     fields = loaded.spec().fields()
-    return {loaded.schema().findColumnName(fields.get(i).sourceId()) for i in range(fields.size())}
+    return {loaded.schema().findColumnName(fields.get(i).sourceId()) for i in range(fields.size())
+            if fields.get(i).transform().isIdentity()}
+
+
+def _partition_path(spec, file: DataFile, table: str) -> str:
+    """``file``'s partition as the table's ``spec`` names it: its folder's keys, or the hour of received_at."""
+    fields = spec.fields()
+    if fields.size() != 1 or str(fields.get(0).transform()) != "hour":
+        return file.partition
+    if file.hour is None:  # a table made with --iceberg-partitioning hours, synced with a date partition by the day
+        raise InvalidSettings(f"table {table} is partitioned by the hour of received_at, and this run's files are a "
+                              f"day each ({file.partition}): sync it with --date-partition day_hour")
+    return f"{fields.get(0).name()}={int((file.hour - EPOCH).total_seconds()) // 3600}"
+
+
+def hour_span(values: tuple) -> tuple[datetime, timedelta] | None:
+    """The hour a partition of hidden hours(received_at) covers, from its values (``partition_files``); None for a
+    partition by keys."""
+    if len(values) == 1 and isinstance(values[0], int):
+        return EPOCH + timedelta(hours=values[0]), timedelta(hours=1)
+    return None
 
 
 def _snapshots(table) -> list:
@@ -256,12 +288,13 @@ def commit(spark: SparkSession, database: str, table: str, files: list[DataFile]
     iceberg = spark.sparkContext._jvm.org.apache.iceberg
     loaded = _table(spark, database, table)
     names = iceberg.mapping.NameMappingParser.fromJson(loaded.properties().get(NAME_MAPPING))
-    metrics_config = iceberg.MetricsConfig.forTable(loaded)
+    metrics_config, spec = iceberg.MetricsConfig.forTable(loaded), loaded.spec()
     append = loaded.newAppend()
     for file in files:
         data = loaded.io().newInputFile(file.uri)
-        append.appendFile(iceberg.DataFiles.builder(loaded.spec()).withInputFile(data)
-                          .withPartitionPath(file.partition).withFormat(iceberg.FileFormat.PARQUET)
+        append.appendFile(iceberg.DataFiles.builder(spec).withInputFile(data)
+                          .withPartitionPath(_partition_path(spec, file, f"{database}.{table}"))
+                          .withFormat(iceberg.FileFormat.PARQUET)
                           .withMetrics(iceberg.parquet.ParquetUtil.fileMetrics(data, metrics_config, names)).build())
     append.set(RUN_PROPERTY, run_id).commit()
     return True
@@ -283,13 +316,22 @@ class Maintenance:
     files_removed: int = 0
 
 
-def partition_files(spark: SparkSession, table: str) -> dict[tuple[str, ...], tuple[int, int]]:
-    """How many data files, of how many bytes, each partition (by its values) of ``table`` (``database.table``)
-    holds now."""
+def partition_files(spark: SparkSession, table: str) -> dict[tuple, tuple[int, int]]:
+    """How many data files, of how many bytes, each partition (by its values: the keys' strings, or the hour's
+    number with hidden hours) of ``table`` (``database.table``) holds now."""
     database, name = table.split(".", 1)
     rows = spark.sql(f"SELECT partition, file_count, total_data_file_size_in_bytes AS size "
                      f"FROM {_quoted(database)}.{_quoted(name)}.partitions").collect()
     return {tuple(row["partition"]): (row["file_count"], row["size"]) for row in rows}
+
+
+def _partition_filter(keys: list[str], values: tuple) -> str:
+    """A filter on the table's columns that selects the partition of ``values`` (``keys`` are its fields' names)."""
+    span = hour_span(values)
+    if span is None:
+        return " AND ".join(f"{_quoted(k)} = '{v}'" for k, v in zip(keys, values, strict=True))
+    start, end = (f"TIMESTAMP '{moment:%Y-%m-%d %H:%M:%S}'" for moment in (span[0], span[0] + span[1]))
+    return f"{_quoted(HIDDEN_HOURS_SOURCE)} >= {start} AND {_quoted(HIDDEN_HOURS_SOURCE)} < {end}"
 
 
 def maintain(spark: SparkSession, table: str, partitions: list[tuple[str, ...]], target_bytes: int,
@@ -303,8 +345,7 @@ def maintain(spark: SparkSession, table: str, partitions: list[tuple[str, ...]],
     if partitions:
         keys = [f.name for f in spark.table(f"{_quoted(database)}.{_quoted(name)}.partitions").schema["partition"]
                 .dataType.fields]
-        where = " OR ".join("(" + " AND ".join(f"{_quoted(k)} = '{v}'" for k, v in zip(keys, values, strict=True))
-                            + ")" for values in partitions)
+        where = " OR ".join(f"({_partition_filter(keys, values)})" for values in partitions)
         row = spark.sql(f"CALL spark_catalog.system.rewrite_data_files(table => '{table}', where => \"{where}\", "
                         f"options => map('min-input-files', '2', 'rewrite-all', 'true', "
                         f"'target-file-size-bytes', '{target_bytes}'))").first()

@@ -40,12 +40,14 @@ class TablePlan:
     stage_uri: str
     max_records_per_file: int
     max_columns: int
-    # iceberg: each file also holds the partition keys' values, after the table's columns (iceberg_tables.py)
+    # iceberg: each file also holds the partition keys' values, after the table's columns (iceberg_tables.py), unless
+    # the tables are partitioned by hidden hours(received_at) and have no key columns
     table_format: str = "parquet"
+    hidden_hours: bool = False
 
     @property
     def file_columns(self) -> dict[str, list[tuple[str, str]]]:
-        if self.table_format != "iceberg":
+        if self.table_format != "iceberg" or self.hidden_hours:
             return self.columns
         return {table: [*columns, *((key, "string") for key in self.keys)] for table, columns in self.columns.items()}
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
+
+from segment_lake_contract import DATE_PARTITIONS
 
 from . import iceberg_tables
 from .layout import data_file_name, written_by
 from .parquet_tables import DATA, DISCARDS, DUPLICATES, LANDED, WrittenFile
 from .records import Published, Written
+from .route import partition_span, partition_values
 from .storage import LakeStorage
 from .uris import join
 
@@ -23,6 +27,12 @@ def publish(env: SyncEnvironment, written: Written) -> Published:
     lock, then removes the stage folder. A redo first removes what an earlier attempt of the run published. An
     Iceberg table's files then go live in one commit per table; a redo leaves a table it committed as it is."""
     env.lock.check()  # the files go live next
+    layout = DATE_PARTITIONS[env.settings.date_partition]
+
+    def hour(partition: str) -> datetime | None:  # for a table partitioned by the hour of received_at
+        span = partition_span(layout, partition_values(partition))
+        return span[0] if span and span[1] == timedelta(hours=1) else None
+
     files, run_id = written.files, written.run.run_id
     outputs = env.layout.run_outputs(run_id)
     targets = {DISCARDS: outputs.discards, LANDED: outputs.landed, DUPLICATES: outputs.duplicates}
@@ -38,7 +48,7 @@ def publish(env: SyncEnvironment, written: Written) -> Published:
         by_table = defaultdict(list)
         for file, uri in moved:
             if file.kind == DATA:
-                by_table[file.table].append(iceberg_tables.DataFile(uri, file.partition))
+                by_table[file.table].append(iceberg_tables.DataFile(uri, file.partition, hour(file.partition)))
         for table, table_files in sorted(by_table.items()):
             env.storage.commit_table(database, table, table_files, run_id)
     env.storage.delete(outputs.stage, recursive=True)

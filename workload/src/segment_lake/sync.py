@@ -120,7 +120,7 @@ class Sync:
                 change.table[len(prefix):]: f"{database}.{change.table}" for change in changes})
             for change in pending:
                 iceberg_tables.register(env.spark, database, change.table, change.columns, change.keys,
-                                        change.location)
+                                        change.location, env.settings.hidden_hours)
             registered = background.submit(lambda: None)
         else:
             registered = background.submit(env.catalog.register, database, pending, inferred.catalog)
