@@ -112,7 +112,7 @@ def spark(tmp_path_factory):
         assert Path(jar).is_file(), f"{jar} is missing: run `make setup` to extract the s3a jars"
     os.environ["SEGMENT_LAKE_SPARK_JARS"] = jars
     metastore_lake = tmp_path_factory.mktemp("metastore-lake")
-    # a run of the lake contract's tests on Iceberg tables (test_lake_format.py starts it) opens Spark with Iceberg
+    # a run of the tests on Iceberg tables (test_contract_on_iceberg.py starts it) opens Spark with Iceberg
     session = build_session("segment-lake tests", f"file://{metastore_lake}", iceberg=spark_with_iceberg())
     yield session
     session.stop()

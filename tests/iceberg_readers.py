@@ -11,7 +11,7 @@ from datetime import UTC
 from pathlib import Path
 from urllib.parse import urlparse
 
-# set to iceberg for a run of tests whose Spark opens with Iceberg (test_lake_format.py starts one)
+# set to iceberg for a run of tests whose Spark opens with Iceberg (test_contract_on_iceberg.py starts one)
 TESTS_TABLE_FORMAT = "SEGMENT_LAKE_TEST_TABLE_FORMAT"
 
 

@@ -105,13 +105,21 @@ def test_a_deletion_refuses_an_iceberg_table_the_record_lacks_before_anything_ch
 def test_a_sync_in_the_other_format_is_refused_before_it_writes(tmp_path):
     """In the catalog stage, for a table of the run (on any lake); and for a local lake whose source records Iceberg
     tables, before Spark starts."""
-    settings = SimpleNamespace(table_format="parquet", database="src1")
+    settings = SimpleNamespace(table_format="parquet", database="src1", date_partition="day_hour")
     env = SimpleNamespace(settings=settings, keys=["day", "hr"], table_location=lambda table: f"file:///l/{table}")
     inferred = SimpleNamespace(schemas={"identify": None}, catalog={"identify": TableInfo([], "file:///l/identify",
                                                                                          table_format="iceberg")})
     with pytest.raises(InvalidSettings, match=r"^table src1.identify is in the iceberg format, and all of a source's "
                                               r"tables share one: sync it with --table-format iceberg$"):
         table_changes(env, inferred)
+    # a table partitioned by the hour of received_at, and a run whose files would each be a day
+    daily = SimpleNamespace(table_format="iceberg", database="src1", date_partition="day")
+    hourly = SimpleNamespace(schemas={"identify": None}, catalog={"identify": TableInfo(
+        [], "file:///l/identify", table_format="iceberg", hidden_hours=True)})
+    with pytest.raises(InvalidSettings, match=r"^table src1.identify is partitioned by the hour of received_at, and "
+                                              r"--date-partition day writes a file a day: use day_hour or "
+                                              r"year_month_day_hour$"):
+        table_changes(SimpleNamespace(**{**vars(env), "settings": daily}), hourly)
 
     layout = LakeLayout(f"file://{tmp_path}/lake", "src1")
     (tmp_path / "input").mkdir()

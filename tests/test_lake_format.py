@@ -152,14 +152,20 @@ def test_files_hold_the_catalog_columns_in_order_in_day_and_hour_folders(synced)
     schemas = file_schemas(synced.lake.location("track_order_completed"), synced.endpoint)
     assert len(schemas) >= 2
     # an Iceberg table's files hold its partition keys too, after the columns, and timestamps as Iceberg's spec has them
-    keys, timestamps = (["day", "hr"], "INT64") if synced.lake.table_format == "iceberg" else ([], "INT96")
+    iceberg = synced.lake.table_format == "iceberg"
+    keys = ["day", "hr"] if iceberg else []
+
+    def as_timestamp(column) -> bool:  # Iceberg's timestamptz: INT64 microseconds adjusted to UTC; else INT96
+        if iceberg:
+            return column.physical_type == "INT64" and \
+                '"isAdjustedToUTC":true,"timeUnit":"microseconds"' in column.logical_type.to_json()
+        return column.physical_type == "INT96"
     for path, schema in schemas.items():
         assert re.fullmatch(r"day=\d{4}-\d{2}-\d{2}/hr=\d{2}/part-[^/]+\.snappy\.parquet", path), path
         names = schema.names[:len(schema.names) - len(keys)]
         assert schema.names == [name for name, _ in columns[:len(names)]] + keys, path
         kinds = dict(columns)
-        assert all(schema.column(i).physical_type == timestamps for i, name in enumerate(names)
-                   if kinds[name] == "timestamp"), path
+        assert all(as_timestamp(schema.column(i)) for i, name in enumerate(names) if kinds[name] == "timestamp"), path
     assert {len(schema.names) - len(keys) for schema in schemas.values()} == {len(ORDER_COLUMNS_RUN1), len(columns)}
 
 
@@ -344,4 +350,3 @@ def test_exactly_once_a_run_with_nothing_new_lands_nothing(synced):
     third = synced.third
     assert (third.read_count, third.row_count, third.tables) == (0, 0, [])
     assert len(synced.lake.rows("track_order_completed")) == 4
-

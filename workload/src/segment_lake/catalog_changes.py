@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from segment_lake_contract import hourly
+
 from .catalog import TableChange
 from .dedup import DUPLICATE_COLUMNS
 from .errors import InvalidSettings
@@ -18,11 +20,16 @@ if TYPE_CHECKING:
 
 def table_changes(env: SyncEnvironment, inferred: Inferred) -> list[TableChange]:
     """The run's tables with their schemas and the partitions its events fall in, in the source's table format:
-    refused, before anything is written, when a table of the source is already of the other format."""
-    chosen = env.settings.table_format
+    refused, before anything is written, when a table of the source is already of the other format, or partitioned
+    by the hour of received_at while the date partition writes a file a day."""
+    chosen, date_partition = env.settings.table_format, env.settings.date_partition
     for table, info in inferred.catalog.items():
         if info is not None and table in inferred.schemas and info.table_format != chosen:
             raise other_format(f"{env.settings.database}.{table}", info.table_format)
+        if info is not None and table in inferred.schemas and info.hidden_hours and not hourly(date_partition):
+            raise InvalidSettings(f"table {env.settings.database}.{table} is partitioned by the hour of received_at, "
+                                  f"and --date-partition {date_partition} writes a file a day: use day_hour or "
+                                  "year_month_day_hour")
     return [TableChange(table, schema.columns, tuple(env.keys),
                         tuple(partition_values(path) for path in inferred.observed.partitions[table]),
                         env.table_location(table), env.settings.table_format)

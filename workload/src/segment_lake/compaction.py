@@ -146,9 +146,10 @@ class CompactionReport(Record):
         return lines
 
 
-def partition_end(date_partition: str, values: tuple[str, ...]) -> datetime | None:
-    """When a partition's time ends (UTC), from its values; None when they are not a time (never closed)."""
-    span = partition_span(DATE_PARTITIONS[date_partition], values)
+def partition_end(date_partition: str, values: tuple) -> datetime | None:
+    """When a partition's time ends (UTC), from its values (an Iceberg table's hour, or the date partition's keys);
+    None when they are not a time (never closed)."""
+    span = iceberg_tables.hour_span(values) or partition_span(DATE_PARTITIONS[date_partition], values)
     return span[0] + span[1] if span else None
 
 
@@ -248,7 +249,7 @@ class Compaction:
             self.check()
             qualified = f"{self.database}.{table}"
             # as for Parquet: only partitions whose files would be fewer merged (else each compaction redoes them)
-            ends = {values: self._iceberg_partition_end(values) for values, (files, size)
+            ends = {values: partition_end(self.date_partition, values) for values, (files, size)
                     in iceberg_tables.partition_files(self.spark, qualified).items()
                     if files > files_wanted(size, target)}
             partitions = [values for values, end in ends.items() if end is not None and end <= closed_before]
@@ -259,11 +260,6 @@ class Compaction:
                           f"{count(sum(d.snapshots_expired for d in done), 'snapshot')} expired, "
                           f"{count(sum(d.files_removed for d in done), 'file')} removed (only expired snapshots named them, "
                           "or none)")
-
-    def _iceberg_partition_end(self, values: tuple) -> datetime | None:
-        """When an Iceberg table's partition ends: its hour (hidden hours), else as its keys say."""
-        span = iceberg_tables.hour_span(values)
-        return span[0] + span[1] if span else partition_end(self.date_partition, values)
 
     def _merge(self, journal: CompactionJournal, slot: int, table: str,
                partitions: list[tuple[tuple[str, ...], str, list[FileInfo]]], target: int) -> list[Merge]:

@@ -124,8 +124,10 @@ class DataFile:
 
 
 # the hidden partition of ``--iceberg-partitioning hours``: Iceberg's hour transform, whose values count hours since
-# 1970 (UTC), of the column every event has
+# 1970 (UTC), of the column every event has; the folders of the files Iceberg itself writes are named for it
+# (``received_at_hour=2024-03-04-10``: Iceberg names a partition field <column>_hour)
 HIDDEN_HOURS_SOURCE = "received_at"
+HIDDEN_HOURS_FOLDER = f"{HIDDEN_HOURS_SOURCE}_hour"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -137,8 +139,9 @@ def create_statement(database: str, table: str, columns: Iterable[tuple[str, str
                      location: str, hidden_hours: bool = False) -> str:
     """CREATE TABLE of an Iceberg table: ``columns`` (name, Spark type) then the partition ``keys`` (strings),
     partitioned by identity on the keys, or with ``hidden_hours`` by the hour of received_at and without them, with
-    its name mapping (``created_mapping``); the files Iceberg itself writes (a deletion's, a compaction's) go to the
-    partition folders too, not below ``data/``."""
+    its name mapping (``created_mapping``); the files Iceberg itself writes (a deletion's, a compaction's) go to
+    partition folders below the table's too (``day=.../hr=...``, or ``received_at_hour=...``: HIDDEN_HOURS_FOLDER),
+    not below ``data/``."""
     keys = list(keys)
     names = [name for name, _ in columns if name not in keys] + ([] if hidden_hours else keys)
     kinds = {**dict(columns), **{key: "string" for key in keys}}
@@ -192,22 +195,29 @@ def register(spark: SparkSession, database: str, table: str, columns: Iterable[t
         spark.sql(f"ALTER TABLE {_quoted(database)}.{_quoted(table)} ADD COLUMNS ({', '.join(added)})")
 
 
-def partition_columns(spark: SparkSession, database: str, table: str) -> set[str]:
-    """The table's partition key columns (those it is partitioned by identity on: none with hidden hours)."""
+def partitioning(spark: SparkSession, database: str, table: str) -> tuple[set[str], bool]:
+    """The table's partition key columns (those it is partitioned by identity on), and whether it is partitioned by
+    the hour of received_at instead (``--iceberg-partitioning hours``)."""
     loaded = _table(spark, database, table)
     fields = loaded.spec().fields()
-    return {loaded.schema().findColumnName(fields.get(i).sourceId()) for i in range(fields.size())
-            if fields.get(i).transform().isIdentity()}
+    return ({loaded.schema().findColumnName(fields.get(i).sourceId()) for i in range(fields.size())
+             if fields.get(i).transform().isIdentity()}, _by_hour(loaded.spec()))
+
+
+def _by_hour(spec) -> bool:
+    fields = spec.fields()
+    return fields.size() == 1 and str(fields.get(0).transform()) == "hour"
 
 
 def _partition_path(spec, file: DataFile, table: str) -> str:
     """``file``'s partition as the table's ``spec`` names it: its folder's keys, or the hour of received_at."""
     fields = spec.fields()
-    if fields.size() != 1 or str(fields.get(0).transform()) != "hour":
+    if not _by_hour(spec):
         return file.partition
-    if file.hour is None:  # a table made with --iceberg-partitioning hours, synced with a date partition by the day
+    if file.hour is None:  # the catalog stage refuses such a run before it writes (catalog_changes.table_changes)
         raise InvalidSettings(f"table {table} is partitioned by the hour of received_at, and this run's files are a "
-                              f"day each ({file.partition}): sync it with --date-partition day_hour")
+                              f"day each ({file.partition}): sync it with --date-partition day_hour or "
+                              "year_month_day_hour")
     return f"{fields.get(0).name()}={int((file.hour - EPOCH).total_seconds()) // 3600}"
 
 

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 
 from segment_lake_contract import DATE_PARTITIONS, DEDUP_WINDOW_DAYS
 
+from .iceberg_tables import HIDDEN_HOURS_FOLDER
 from .layout import WRITER_OF_FILE, LakeLayout, run_of_name
 from .route import partition_span
 from .state import SourceState
@@ -105,23 +106,29 @@ def table_ids(spark: SparkSession, storage: LakeStorage, layout: LakeLayout, dat
     files read (whole rows: more than the two columns read)."""
     day_keys = [(key, pattern) for key, pattern in DATE_PARTITIONS[date_partition] if key != "hr"]
     days = storage.glob(join(layout.tables, "*", "/".join(f"{key}=*" for key, _ in day_keys)))
+    # an Iceberg table partitioned by the hour of received_at: the files Iceberg writes itself (a compaction's, a
+    # deletion's) are in folders of the hour, not of the date partition
+    hours = storage.glob(join(layout.tables, "*", f"{HIDDEN_HOURS_FOLDER}=*"))
     first_day, last_day = first.astimezone(UTC).date(), last.astimezone(UTC).date()
-    by_table: dict[str, list[str]] = defaultdict(list)
-    for folder in days:
-        if first_day <= day_of_folder(folder, day_keys) <= last_day:
-            by_table[folder.rsplit("/", len(day_keys))[0]].append(folder)
-    by_type: dict[str, list[str]] = defaultdict(list)
+    # by table folder and kind of folder (the date partition's, or the hour's)
+    by_table: dict[tuple[str, bool], list[str]] = defaultdict(list)
+    for by_hour, depth, folders, day_of in ((False, len(day_keys), days, lambda f: day_of_folder(f, day_keys)),
+                                            (True, 1, hours, day_of_hour_folder)):
+        for folder in folders:
+            if first_day <= day_of(folder) <= last_day:
+                by_table[folder.rsplit("/", depth)[0], by_hour].append(folder)
+    by_type: dict[tuple[str, bool], list[str]] = defaultdict(list)  # one read each: its folders' keys must agree
     stored = 0
-    for folders in by_table.values():
+    for (_, by_hour), folders in by_table.items():
         files = [f for folder in folders for f in storage.list_files(folder) if f.uri.endswith(".parquet")]
         fields = {f.name: f.dataType.simpleString() for f in storage.parquet_footer(files[0].uri)[0].fields} if files else {}
         if "message_id" in fields:  # a table whose ids were all discarded has none to match
-            by_type[fields["message_id"]] += folders
+            by_type[fields["message_id"], by_hour] += folders
             stored += sum(f.size for f in files)
     return [spark.read.schema(f"message_id {kind}, received_at timestamp").option("basePath", layout.tables)
             .parquet(*folders).select(F.col("message_id").cast("string").alias("message_id"), "received_at",
                                       F.regexp_extract(F.input_file_name(), WRITER_OF_FILE, 1).alias("run_id"))
-            for kind, folders in sorted(by_type.items())], stored
+            for (kind, _), folders in sorted(by_type.items())], stored
 
 
 def _ids(frames: list[DataFrame]) -> DataFrame:
@@ -132,6 +139,14 @@ def _at(moment: datetime) -> Column:
     """A timestamp literal from its microseconds: a datetime literal would be rebased from the Julian calendar
     before 1582."""
     return F.timestamp_micros(F.lit((moment - _EPOCH) // timedelta(microseconds=1)))
+
+
+def day_of_hour_folder(folder: str) -> date:
+    """The day of an Iceberg hour folder (``.../received_at_hour=2024-01-02-03``); date.max when it is not one."""
+    try:
+        return date.fromisoformat(folder.rsplit("=", 1)[1][:10])
+    except ValueError:
+        return date.max
 
 
 def day_of_folder(folder: str, day_keys: list[tuple[str, str]]) -> date:

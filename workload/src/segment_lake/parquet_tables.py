@@ -40,16 +40,17 @@ class TablePlan:
     stage_uri: str
     max_records_per_file: int
     max_columns: int
-    # iceberg: each file also holds the partition keys' values, after the table's columns (iceberg_tables.py), unless
-    # the tables are partitioned by hidden hours(received_at) and have no key columns
+    # iceberg: each file also holds the partition keys' values, after the table's columns (iceberg_tables.py), but
+    # a file of a table partitioned by the hour of received_at, which has no key columns
     table_format: str = "parquet"
-    hidden_hours: bool = False
+    hidden_hours: frozenset[str] = frozenset()
 
     @property
     def file_columns(self) -> dict[str, list[tuple[str, str]]]:
-        if self.table_format != "iceberg" or self.hidden_hours:
+        if self.table_format != "iceberg":
             return self.columns
-        return {table: [*columns, *((key, "string") for key in self.keys)] for table, columns in self.columns.items()}
+        return {table: [*columns, *((key, "string") for key in self.keys if table not in self.hidden_hours)]
+                for table, columns in self.columns.items()}
 
 
 def write_parquet_tables(events: DataFrame, plan: TablePlan) -> list[WrittenFile]:

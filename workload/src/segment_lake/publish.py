@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
-from segment_lake_contract import DATE_PARTITIONS
+from segment_lake_contract import DATE_PARTITIONS, hourly
 
 from . import iceberg_tables
 from .layout import data_file_name, written_by
@@ -27,11 +27,11 @@ def publish(env: SyncEnvironment, written: Written) -> Published:
     lock, then removes the stage folder. A redo first removes what an earlier attempt of the run published. An
     Iceberg table's files then go live in one commit per table; a redo leaves a table it committed as it is."""
     env.lock.check()  # the files go live next
-    layout = DATE_PARTITIONS[env.settings.date_partition]
+    date_partition = env.settings.date_partition
 
     def hour(partition: str) -> datetime | None:  # for a table partitioned by the hour of received_at
-        span = partition_span(layout, partition_values(partition))
-        return span[0] if span and span[1] == timedelta(hours=1) else None
+        span = partition_span(DATE_PARTITIONS[date_partition], partition_values(partition))
+        return span[0] if span and hourly(date_partition) else None
 
     files, run_id = written.files, written.run.run_id
     outputs = env.layout.run_outputs(run_id)

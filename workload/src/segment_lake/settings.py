@@ -170,10 +170,6 @@ class SourceSettings(LakeSettings):
     table_format: str = field(default="parquet", metadata=flag(
         "parquet: Hive-style folders, one catalog partition an hour, as Segment's lakes; iceberg: Apache Iceberg v2 "
         "tables, one commit a table and run (docs/lake-format.md)", choices=TABLE_FORMATS))
-    iceberg_partitioning: str = field(default="keys", metadata=flag(
-        "how a new Iceberg table is partitioned: keys: by identity on the date partition's keys, which are columns "
-        "(WHERE day = ... prunes); hours: by Iceberg's hidden hours(received_at), no key columns (WHERE received_at "
-        "... prunes; needs a date partition by the hour)", choices=ICEBERG_PARTITIONINGS))
     catalog: str = field(default_factory=lambda: "glue" if on_emr() else "local", metadata=flag(
         "local: Spark's metastore inside the lake folder; glue: AWS Glue", choices=CATALOGS,
         default_help="glue on EMR, else local"))
@@ -193,15 +189,6 @@ class SourceSettings(LakeSettings):
             raise InvalidSettings(f"unknown catalog {self.catalog!r}: use local or glue")
         if self.table_format not in TABLE_FORMATS:
             raise InvalidSettings(f"unknown table format {self.table_format!r}: use parquet or iceberg")
-        if self.iceberg_partitioning not in ICEBERG_PARTITIONINGS:
-            raise InvalidSettings(f"unknown Iceberg partitioning {self.iceberg_partitioning!r}: use keys or hours")
-        if self.hidden_hours and self.table_format != "iceberg":
-            raise InvalidSettings("--iceberg-partitioning hours is how Iceberg tables are partitioned: pass "
-                                  "--table-format iceberg, or leave it out")
-        if self.hidden_hours and not hourly(self.date_partition):
-            raise InvalidSettings(f"--iceberg-partitioning hours puts each file in the hour of its rows, and "
-                                  f"--date-partition {self.date_partition} writes a file a day: use day_hour or "
-                                  "year_month_day_hour")
         if self.table_format == "iceberg" and self.catalog == "glue" and not on_emr():
             # no PyPI package pairs Iceberg's Glue catalog with the AWS SDK it needs (docs/lake-format.md)
             raise InvalidSettings("Iceberg tables in Glue are made by EMR's own Iceberg (the iceberg-defaults "
@@ -211,11 +198,6 @@ class SourceSettings(LakeSettings):
                                   f"not {self.lake_uri!r}: use --catalog glue")
         if not database_name(self.database_name_source):
             raise InvalidSettings(f"source slug {self.source_slug!r} has no letters or digits: pass --glue-database")
-
-    @property
-    def hidden_hours(self) -> bool:
-        """New Iceberg tables are partitioned by Iceberg's hidden hours(received_at)."""
-        return self.iceberg_partitioning == "hours"
 
     @property
     def database_name_source(self) -> str:
@@ -260,11 +242,21 @@ class SyncSettings(SourceSettings):
     partition_projection: bool = field(default=False, metadata=flag(
         "Glue tables this run creates get Athena partition projection instead of one Glue partition per hour; only "
         "Athena then sees their partitions (docs/lake-format.md, Partition projection)"))
+    iceberg_partitioning: str = field(default="keys", metadata=flag(
+        "how a new Iceberg table is partitioned: keys: by identity on the date partition's keys, which are columns "
+        "(WHERE day = ... prunes); hours: by Iceberg's hidden hours(received_at), no key columns (WHERE received_at "
+        "... prunes; needs a date partition by the hour). A table keeps the partitioning it was made with",
+        choices=ICEBERG_PARTITIONINGS))
     replay: ReplayWindow = field(default_factory=ReplayWindow)
 
     @property
     def lock_wait(self) -> LockWait:
         return self.lock
+
+    @property
+    def hidden_hours(self) -> bool:
+        """New Iceberg tables are partitioned by Iceberg's hidden hours(received_at)."""
+        return self.iceberg_partitioning == "hours"
 
     @property
     def projects_new_tables(self) -> bool:
@@ -285,6 +277,15 @@ class SyncSettings(SourceSettings):
         if self.partition_projection and self.table_format == "iceberg":
             raise InvalidSettings("--partition-projection is for the Parquet layout's Glue partitions; an Iceberg "
                                   "table keeps its partitions in its own metadata: leave it out")
+        if self.iceberg_partitioning not in ICEBERG_PARTITIONINGS:
+            raise InvalidSettings(f"unknown Iceberg partitioning {self.iceberg_partitioning!r}: use keys or hours")
+        if self.hidden_hours and self.table_format != "iceberg":
+            raise InvalidSettings("--iceberg-partitioning hours is how Iceberg tables are partitioned: pass "
+                                  "--table-format iceberg, or leave it out")
+        if self.hidden_hours and not hourly(self.date_partition):
+            raise InvalidSettings(f"--iceberg-partitioning hours puts each file in the hour of its rows, and "
+                                  f"--date-partition {self.date_partition} writes a file a day: use day_hour or "
+                                  "year_month_day_hour")
         if self.partition_projection and self.catalog != "glue":
             raise InvalidSettings("--partition-projection is read by Athena from Glue tables only: pass --catalog glue, "
                                   "or leave it out (the local catalog registers every partition)")

@@ -136,7 +136,8 @@ class LakeStorage(Protocol):
         """The file's size in bytes, or None when it does not exist."""
 
     def parquet_footer(self, uri: str) -> tuple[StructType, int]:
-        """The Spark schema a Parquet file was written with and its rows, from its footer (without a Spark job)."""
+        """The Spark schema a Parquet file was written with (or for another writer's, its schema as Spark reads it)
+        and its rows, from its footer (without a Spark job)."""
 
     def from_spark_uri(self, spark_uri: str) -> str:
         """A file named as Spark's input_file_name() names it (a percent-encoded URI) as ``list_files`` names it."""
@@ -240,11 +241,16 @@ class HadoopStorage:
             raise
 
     def parquet_footer(self, uri: str) -> tuple[StructType, int]:
-        """The Spark schema a Parquet file was written with and its rows, from its footer (without a Spark job)."""
-        footer = self._jvm.org.apache.parquet.hadoop.ParquetFileReader.readFooter(self._conf, self._path(uri))
+        """The Spark schema a Parquet file was written with and its rows, from its footer (without a Spark job); for a
+        file Iceberg wrote (a compaction's, a deletion's), which keeps no Spark schema, its Parquet schema as Spark
+        reads it."""
+        jvm = self._jvm
+        footer = jvm.org.apache.parquet.hadoop.ParquetFileReader.readFooter(self._conf, self._path(uri))
         written = footer.getFileMetaData().getKeyValueMetaData().get("org.apache.spark.sql.parquet.row.metadata")
         if written is None:
-            raise ValueError(f"{uri} was not written by Spark: it has no Spark schema")
+            converter = jvm.org.apache.spark.sql.execution.datasources.parquet.ParquetToSparkSchemaConverter(
+                jvm.org.apache.spark.sql.internal.SQLConf.get())
+            written = converter.convert(footer.getFileMetaData().getSchema()).json()
         return StructType.fromJson(json.loads(written)), sum(block.getRowCount() for block in footer.getBlocks())
 
     def from_spark_uri(self, spark_uri: str) -> str:

@@ -28,9 +28,13 @@ def write(env: SyncEnvironment, inferred: Inferred) -> Written:
     schemas, deduped = inferred.schemas, inferred.deduped
     stage = env.layout.stage(inferred.run.run_id)
     env.storage.delete(stage, recursive=True)  # a crashed attempt's files
+    # a table keeps the partitioning it was made with; a new one takes the run's
+    known = inferred.catalog
+    hidden_hours = frozenset(table for table in schemas
+                             if (known[table].hidden_hours if known.get(table) else env.settings.hidden_hours))
     plan = TablePlan({table: list(schema.columns) for table, schema in schemas.items()}, env.keys, stage,
                      env.settings.max_records_per_file, env.settings.max_columns_per_table, env.settings.table_format,
-                     env.settings.hidden_hours)
+                     hidden_hours)
     files = env.storage.write_tables(deduped.accepted, plan)
     if deduped.duplicate_count:
         files += write_duplicates(deduped.duplicates.drop("_row"), deduped.duplicate_count, stage, env.storage)

@@ -39,8 +39,9 @@ class TableChange:
 class TableInfo:
     """What a catalog holds of a table: its data columns (name, type) in order, its location, when the catalog made it
     (a table dropped and made again under its name is another), and in Glue its storage descriptor but for columns
-    and location (the table's format, which its new partitions take) and its parameters (projection.py), and its
-    table format (``parquet`` for every table of the Hive layout, or ``iceberg``)."""
+    and location (the table's format, which its new partitions take) and its parameters (projection.py), its
+    table format (``parquet`` for every table of the Hive layout, or ``iceberg``), and whether an Iceberg table is
+    partitioned by the hour of received_at, without key columns (``--iceberg-partitioning hours``)."""
 
     columns: list[tuple[str, str]]
     location: str
@@ -48,6 +49,7 @@ class TableInfo:
     storage: dict | None = None
     parameters: dict[str, str] | None = None
     table_format: str = "parquet"
+    hidden_hours: bool = False
 
 
 class Catalog(Protocol):

@@ -76,14 +76,17 @@ class GlueCatalog:
             for page in self.glue.get_paginator("get_tables").paginate(DatabaseName=database, **self._catalog):
                 for table in page["TableList"]:
                     descriptor = table["StorageDescriptor"]
-                    # how Iceberg's GlueCatalog marks its tables, whose columns hold the partition keys too
+                    # how Iceberg's GlueCatalog marks its tables, whose columns hold the partition keys too, unless
+                    # the table is partitioned by the hour of received_at (--iceberg-partitioning hours)
                     iceberg = table.get("Parameters", {}).get("table_type", "").upper() == "ICEBERG"
+                    names = {c["Name"] for c in descriptor["Columns"]}
                     found[table["Name"]] = TableInfo(
                         [(c["Name"], c["Type"]) for c in descriptor["Columns"]
                          if not (iceberg and c["Name"] in keys)], descriptor.get("Location", ""),
                         str(table.get("CreateTime", "")),
                         {k: v for k, v in descriptor.items() if k not in ("Columns", "Location")},
-                        table.get("Parameters", {}), "iceberg" if iceberg else "parquet")
+                        table.get("Parameters", {}), "iceberg" if iceberg else "parquet",
+                        hidden_hours=iceberg and not keys & names)
         except self.glue.exceptions.EntityNotFoundException:  # no database yet
             pass
         return {table: found.get(table) for table in tables}

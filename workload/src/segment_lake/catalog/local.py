@@ -39,14 +39,16 @@ class LocalCatalog:
         if not self.spark.catalog.databaseExists(database):
             return {table: None for table in tables}
         found = json.loads(self._tables().describe(self.spark._jsparkSession, database, json.dumps(list(tables))))
-        return {table: None if info is None else TableInfo(
-                    self._data_columns(database, table, info), info["location"], info["created"],
-                    table_format=iceberg_tables.FORMAT if info["iceberg"] else "parquet")
+        return {table: None if info is None else self._table_info(database, table, info)
                 for table, info in found.items()}
 
-    def _data_columns(self, database, table, info) -> list[tuple[str, str]]:
-        keys = iceberg_tables.partition_columns(self.spark, database, table) if info["iceberg"] else set()
-        return [tuple(column) for column in info["columns"] if column[0] not in keys]
+    def _table_info(self, database, table, info) -> TableInfo:
+        """The catalog's columns but an Iceberg table's partition keys (its metadata knows them)."""
+        if not info["iceberg"]:
+            return TableInfo([tuple(column) for column in info["columns"]], info["location"], info["created"])
+        keys, hidden_hours = iceberg_tables.partitioning(self.spark, database, table)
+        return TableInfo([tuple(column) for column in info["columns"] if column[0] not in keys], info["location"],
+                         info["created"], table_format=iceberg_tables.FORMAT, hidden_hours=hidden_hours)
 
     def partitions(self, database, table):
         specs = self.spark.sql(f"SHOW PARTITIONS `{database.replace('`', '``')}`.`{table.replace('`', '``')}`")
