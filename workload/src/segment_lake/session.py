@@ -62,7 +62,8 @@ def jvm_exit_code(spark: SparkSession, error: BaseException) -> int | None:
     if process.poll() is not None or not _jvm_going_down(error):
         return process.poll()
     try:
-        return process.wait(timeout=10)
+        # its shutdown hooks (Spark's, Derby's) may take tens of seconds on a busy machine: a sync's suite saw 10 s pass
+        return process.wait(timeout=60)
     except subprocess.TimeoutExpired:
         return None
 
