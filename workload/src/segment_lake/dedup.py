@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 
 from segment_lake_contract import DEDUP_WINDOW_DAYS
 
+from . import iceberg_tables
 from .column_types import ColumnType
 from .landed_index import landed_ids, window
 from .records import Deduped, Parsed
@@ -101,7 +102,8 @@ def dedup(env: SyncEnvironment, parsed: Parsed) -> Deduped:
     landed = None
     if parsed.span:  # only ids landed within the dedup window of this run's events can match
         landed = landed_ids(env.spark, env.storage, env.state, env.layout, env.settings.date_partition,
-                            *window(*parsed.span, DEDUP_WINDOW_DAYS))
+                            *window(*parsed.span, DEDUP_WINDOW_DAYS),
+                            iceberg=env.settings.table_format == iceberg_tables.FORMAT)
     tasks = env.shuffle_tasks(sum(parsed.run.manifest.sizes) + (landed.stored_bytes if landed else 0))
     duplicates = duplicate_rows(parsed.events, landed.frame if landed else None, parsed.run.run_id,
                                 tasks).persist(StorageLevel.DISK_ONLY)

@@ -6,7 +6,8 @@ compact`` merges those folders into one generation (``landed-compacted/<compacti
 ``landed-compacted.json``) and drops the ids received more than the dedup window and a day before the newest (the
 horizon), so the index stays about eight days long however old the lake. A run whose events reach back before the
 horizon (a replay, a late file) reads the older ids from the source's tables themselves: message_id and
-received_at of the day partitions concerned. An id found twice (a crash between a new generation and the removal of
+received_at of the day partitions concerned (and, in an Iceberg source, of the hour folders Iceberg writes itself:
+every file there, live or not yet expired). An id found twice (a crash between a new generation and the removal of
 the folders it merged) changes nothing: dedup keeps the first event of a messageId however often it is listed.
 """
 from __future__ import annotations
@@ -77,9 +78,9 @@ class LandedIds:
 
 
 def landed_ids(spark: SparkSession, storage: LakeStorage, state: SourceState, layout: LakeLayout,
-               date_partition: str, first: datetime, last: datetime) -> LandedIds | None:
+               date_partition: str, first: datetime, last: datetime, iceberg: bool = False) -> LandedIds | None:
     """message_id, received_at and run_id of the events the lake holds that were received from ``first`` to
-    ``last``; None when it holds none."""
+    ``last`` (an ``iceberg`` source's tables may have hour folders too); None when it holds none."""
     found, stored = [], 0
     if runs := storage.list_files(state.landed_uri):
         found.append(spark.read.parquet(state.landed_uri))
@@ -90,7 +91,8 @@ def landed_ids(spark: SparkSession, storage: LakeStorage, state: SourceState, la
         found.append(spark.read.parquet(merged))
         stored += sum(f.size for f in storage.list_files(merged))
         if first < generation.horizon:
-            frames, in_tables = table_ids(spark, storage, layout, date_partition, first, min(last, generation.horizon))
+            frames, in_tables = table_ids(spark, storage, layout, date_partition, first, min(last, generation.horizon),
+                                          iceberg)
             found += frames
             stored += in_tables
     if not found:
@@ -99,16 +101,17 @@ def landed_ids(spark: SparkSession, storage: LakeStorage, state: SourceState, la
 
 
 def table_ids(spark: SparkSession, storage: LakeStorage, layout: LakeLayout, date_partition: str, first: datetime,
-              last: datetime) -> tuple[list[DataFrame], int]:
+              last: datetime, iceberg: bool = False) -> tuple[list[DataFrame], int]:
     """The ids in the source's tables received from ``first`` to ``last`` (with the run or compaction that wrote
-    each file as run_id, "" for others), read from the day partitions of those days only: one read per type of the
-    tables' message_id column (text as Segment sends it, a number when a source sent numbers); and the bytes of the
-    files read (whole rows: more than the two columns read)."""
+    each file as run_id, "" for others), read from the day partitions of those days only (and an ``iceberg``
+    source's hour folders of those days): one read per type of the tables' message_id column (text as Segment sends
+    it, a number when a source sent numbers) and kind of folder; and the bytes of the files read (whole rows: more
+    than the two columns read)."""
     day_keys = [(key, pattern) for key, pattern in DATE_PARTITIONS[date_partition] if key != "hr"]
     days = storage.glob(join(layout.tables, "*", "/".join(f"{key}=*" for key, _ in day_keys)))
     # an Iceberg table partitioned by the hour of received_at: the files Iceberg writes itself (a compaction's, a
-    # deletion's) are in folders of the hour, not of the date partition
-    hours = storage.glob(join(layout.tables, "*", f"{HIDDEN_HOURS_FOLDER}=*"))
+    # deletion's) are in folders of the hour, not of the date partition (a listing a table: Iceberg sources only)
+    hours = storage.glob(join(layout.tables, "*", f"{HIDDEN_HOURS_FOLDER}=*")) if iceberg else []
     first_day, last_day = first.astimezone(UTC).date(), last.astimezone(UTC).date()
     # by table folder and kind of folder (the date partition's, or the hour's)
     by_table: dict[tuple[str, bool], list[str]] = defaultdict(list)
