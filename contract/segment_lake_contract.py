@@ -31,6 +31,9 @@ def hourly(date_partition: str) -> bool:
     return DATE_PARTITIONS[date_partition][-1][1] == "HH"
 
 
+HOURLY_DATE_PARTITIONS = tuple(name for name in DATE_PARTITIONS if hourly(name))
+
+
 @dataclass(frozen=True)
 class NamePattern:
     """What a name must look like (a regular expression, matched whole), and what to tell a user who passes

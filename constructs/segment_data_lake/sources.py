@@ -67,8 +67,8 @@ class SegmentSource:
                             "set table_format='iceberg', or leave it out")
         if self.iceberg_partitioning == "hours" and not contract.hourly(self.date_partition):
             validation.fail(f"source {self.source_id}: iceberg_partitioning='hours' puts each file in the hour of its "
-                            f"rows, and date_partition={self.date_partition!r} writes a file a day: use 'day_hour' or "
-                            "'year_month_day_hour'")
+                            f"rows, and date_partition={self.date_partition!r} writes a file a day: use "
+                            f"{' or '.join(map(repr, contract.HOURLY_DATE_PARTITIONS))}")
 
     @property
     def database(self) -> str:

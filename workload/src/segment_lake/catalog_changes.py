@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from segment_lake_contract import hourly
+from segment_lake_contract import HOURLY_DATE_PARTITIONS, hourly
 
 from .catalog import TableChange
 from .dedup import DUPLICATE_COLUMNS
@@ -28,8 +28,8 @@ def table_changes(env: SyncEnvironment, inferred: Inferred) -> list[TableChange]
             raise other_format(f"{env.settings.database}.{table}", info.table_format)
         if info is not None and table in inferred.schemas and info.hidden_hours and not hourly(date_partition):
             raise InvalidSettings(f"table {env.settings.database}.{table} is partitioned by the hour of received_at, "
-                                  f"and --date-partition {date_partition} writes a file a day: use day_hour or "
-                                  "year_month_day_hour")
+                                  f"and --date-partition {date_partition} writes a file a day: use "
+                                  f"{' or '.join(HOURLY_DATE_PARTITIONS)}")
     return [TableChange(table, schema.columns, tuple(env.keys),
                         tuple(partition_values(path) for path in inferred.observed.partitions[table]),
                         env.table_location(table), env.settings.table_format)

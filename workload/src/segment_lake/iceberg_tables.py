@@ -15,6 +15,8 @@ from datetime import UTC, datetime, timedelta
 
 from pyspark.sql import SparkSession
 
+from segment_lake_contract import HOURLY_DATE_PARTITIONS
+
 from .errors import InvalidSettings
 
 FORMAT = "iceberg"  # the table format setting's value, and TableChange's format
@@ -216,8 +218,8 @@ def _partition_path(spec, file: DataFile, table: str) -> str:
         return file.partition
     if file.hour is None:  # the catalog stage refuses such a run before it writes (catalog_changes.table_changes)
         raise InvalidSettings(f"table {table} is partitioned by the hour of received_at, and this run's files are a "
-                              f"day each ({file.partition}): sync it with --date-partition day_hour or "
-                              "year_month_day_hour")
+                              f"day each ({file.partition}): sync it with --date-partition "
+                              f"{' or '.join(HOURLY_DATE_PARTITIONS)}")
     return f"{fields.get(0).name()}={int((file.hour - EPOCH).total_seconds()) // 3600}"
 
 

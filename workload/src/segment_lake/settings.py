@@ -12,6 +12,7 @@ from segment_lake_contract import (
     DEFAULT_OLDER_THAN_HOURS,
     DEFAULT_TARGET_FILE_MB,
     GLUE_DATABASE,
+    HOURLY_DATE_PARTITIONS,
     ICEBERG_PARTITIONINGS,
     METRICS_NAMESPACE,
     METRICS_NAMESPACE_NAME,
@@ -284,8 +285,8 @@ class SyncSettings(SourceSettings):
                                   "--table-format iceberg, or leave it out")
         if self.hidden_hours and not hourly(self.date_partition):
             raise InvalidSettings(f"--iceberg-partitioning hours puts each file in the hour of its rows, and "
-                                  f"--date-partition {self.date_partition} writes a file a day: use day_hour or "
-                                  "year_month_day_hour")
+                                  f"--date-partition {self.date_partition} writes a file a day: use "
+                                  f"{' or '.join(HOURLY_DATE_PARTITIONS)}")
         if self.partition_projection and self.catalog != "glue":
             raise InvalidSettings("--partition-projection is read by Athena from Glue tables only: pass --catalog glue, "
                                   "or leave it out (the local catalog registers every partition)")
