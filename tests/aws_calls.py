@@ -2,6 +2,7 @@
 recorded from its events, and Spark's s3a requests as the local endpoint's proxy saw them."""
 from __future__ import annotations
 
+import json
 import re
 from contextlib import contextmanager
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -48,6 +49,14 @@ def botocore_calls(session):
         session.events.unregister("before-parameter-build", record)
 
 
+def glue_request_calls(request: dict) -> list[tuple[str, str]]:
+    """(action, resource) of one Glue request (JSON protocol: the operation in X-Amz-Target, the parameters in the
+    body), as Glue authorizes it: on the catalog, the database and the table it names."""
+    target = next(value for name, value in request["headers"].items() if name.lower() == "x-amz-target")
+    params = json.loads(request["body"] or b"{}")
+    return [(f"glue:{target.rsplit('.', 1)[-1]}", resource) for resource in glue_resources(params)]
+
+
 def s3_request_calls(request: dict) -> list[tuple[str, str]]:
     """(action, resource) of one S3 REST request (path-style): method, path, headers, body."""
     method, url = request["method"], urlsplit(request["path"])
@@ -75,6 +84,16 @@ def s3_request_calls(request: dict) -> list[tuple[str, str]]:
     copied = headers.get("x-amz-copy-source")
     source = [("s3:GetObject", "arn:aws:s3:::" + unquote(copied).lstrip("/"))] if copied else []
     return [("s3:PutObject", object_arn), *source]  # PUT, POST ?uploads
+
+
+def request_calls(request: dict) -> list[tuple[str, str, dict]]:
+    """(action, resource, condition keys) of one request the proxy passed on, Glue's or S3's: a listing's prefix
+    (``s3:prefix``), which a policy may condition ListBucket on."""
+    if any(name.lower() == "x-amz-target" for name in request["headers"]):
+        return [(action, resource, {}) for action, resource in glue_request_calls(request)]
+    prefix = parse_qs(urlsplit(request["path"]).query).get("prefix")
+    return [(action, resource, {"s3:prefix": prefix[0]} if action == "s3:ListBucket" and prefix else {})
+            for action, resource in s3_request_calls(request)]
 
 
 def run_job_flow_authorizations(request: dict, bucket: str, template_key: str, profile_roles: dict[str, str]):

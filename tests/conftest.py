@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from iceberg_readers import spark_with_iceberg
+from iceberg_readers import spark_with_iceberg, spark_with_iceberg_in_glue
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -95,7 +95,10 @@ def lake(synthesized) -> dict:
 
 # modules whose tests need a Spark that opens with Iceberg: test_contract_on_iceberg.py runs them in a pytest of its own
 ICEBERG_SESSION_MODULES = ("test_iceberg_partitioning.py",)
-collect_ignore = [] if spark_with_iceberg() else list(ICEBERG_SESSION_MODULES)
+# and one whose Spark's Iceberg keeps its tables in Glue (the local endpoint's): test_iceberg_on_emr.py runs it
+ICEBERG_IN_GLUE_MODULE = "test_iceberg_in_glue.py"
+collect_ignore = ([] if spark_with_iceberg() else list(ICEBERG_SESSION_MODULES)) + (
+    [] if spark_with_iceberg_in_glue() else [ICEBERG_IN_GLUE_MODULE])
 
 
 # ---- the sync app: one Spark session (with the s3a jars) and one local AWS endpoint per test session
@@ -112,8 +115,11 @@ def spark(tmp_path_factory):
         assert Path(jar).is_file(), f"{jar} is missing: run `make setup` to extract the s3a jars"
     os.environ["SEGMENT_LAKE_SPARK_JARS"] = jars
     metastore_lake = tmp_path_factory.mktemp("metastore-lake")
-    # a run of the tests on Iceberg tables (test_contract_on_iceberg.py starts it) opens Spark with Iceberg
-    session = build_session("segment-lake tests", f"file://{metastore_lake}", iceberg=spark_with_iceberg())
+    # a run of the tests on Iceberg tables (test_contract_on_iceberg.py starts it) opens Spark with Iceberg; one of
+    # Iceberg in Glue, with Iceberg's Glue catalog (SEGMENT_LAKE_GLUE_ENDPOINT says where, before the JVM starts)
+    glue = spark_with_iceberg_in_glue()
+    session = build_session("segment-lake tests", f"file://{metastore_lake}", local_catalog=not glue,
+                            iceberg=spark_with_iceberg() or glue)
     yield session
     session.stop()
 

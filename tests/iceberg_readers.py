@@ -11,12 +11,17 @@ from datetime import UTC
 from pathlib import Path
 from urllib.parse import urlparse
 
-# set to iceberg for a run of tests whose Spark opens with Iceberg (test_contract_on_iceberg.py starts one)
+# set to iceberg for a run of tests whose Spark opens with Iceberg on the embedded catalog (test_contract_on_iceberg.py
+# starts one), to iceberg-glue for one whose Spark opens with Iceberg's Glue catalog (test_iceberg_on_emr.py's)
 TESTS_TABLE_FORMAT = "SEGMENT_LAKE_TEST_TABLE_FORMAT"
 
 
 def spark_with_iceberg() -> bool:
     return os.environ.get(TESTS_TABLE_FORMAT) == "iceberg"
+
+
+def spark_with_iceberg_in_glue() -> bool:
+    return os.environ.get(TESTS_TABLE_FORMAT) == "iceberg-glue"
 
 
 def newest_metadata(folder: Path) -> Path:

@@ -51,7 +51,8 @@ def test_every_subcommand_has_help(command):
     (["--source-id", "s1", "--input", "in", "--lake", "lake", "--wait-for-lock", "-5"],
      "segment-lake: error (invalid_settings): --wait-for-lock -5 must be 0 or more minutes"),
     (["--source-id", "s1", "--input", "in", "--lake", "s3a://b/", "--catalog", "glue", "--table-format", "iceberg"],
-     "segment-lake: error (invalid_settings): Iceberg tables in Glue are made by EMR's own Iceberg"),
+     "segment-lake: error (invalid_settings): Iceberg tables in Glue need Iceberg's Glue catalog with the AWS SDK v2: "
+     "run this on EMR"),
     (["--source-id", "s1", "--input", "in", "--lake", "lake", "--iceberg-partitioning", "hours"],
      "segment-lake: error (invalid_settings): --iceberg-partitioning hours is how Iceberg tables are partitioned"),
     (["--source-id", "s1", "--input", "in", "--lake", "lake", "--table-format", "iceberg", "--iceberg-partitioning",

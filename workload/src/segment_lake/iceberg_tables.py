@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -53,8 +54,34 @@ GLUE_SESSION_SETTINGS = {
 
 
 def session_settings(embedded: bool) -> dict[str, str]:
-    """Iceberg's settings for a session over the lake's ``embedded`` metastore, else over Glue on EMR."""
-    return LOCAL_SESSION_SETTINGS if embedded else GLUE_SESSION_SETTINGS
+    """Iceberg's settings for a session over the lake's ``embedded`` metastore, else over Glue: the region and the
+    endpoint (SEGMENT_LAKE_GLUE_ENDPOINT) the sync's own Glue client takes, as the AWS SDK v2 under Iceberg reads
+    neither AWS_DEFAULT_REGION nor that variable."""
+    if embedded:
+        return LOCAL_SESSION_SETTINGS
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    endpoint = os.environ.get("SEGMENT_LAKE_GLUE_ENDPOINT")
+    return {**GLUE_SESSION_SETTINGS, **({"spark.sql.catalog.spark_catalog.client.region": region} if region else {}),
+            **({"spark.sql.catalog.spark_catalog.glue.endpoint": endpoint} if endpoint else {})}
+
+
+GLUE_CATALOG_CLASS = "org/apache/iceberg/aws/glue/GlueCatalog.class"
+
+
+def local_jars_hold_glue_catalog() -> bool:
+    """Whether SEGMENT_LAKE_ICEBERG_JARS hold Iceberg's Glue catalog and the AWS SDK's Glue client it calls (the
+    Spark runtime jar holds the catalog without the SDK; workload/local/iceberg_jars.py --glue-jar writes one with
+    both), so that a local Spark can keep Iceberg tables in Glue."""
+    names: set[str] = set()
+    catalog = b""
+    for jar in filter(os.path.isfile, (j.strip() for j in os.environ.get("SEGMENT_LAKE_ICEBERG_JARS", "").split(","))):
+        with zipfile.ZipFile(jar) as read:
+            names.update(read.namelist())
+            if not catalog and GLUE_CATALOG_CLASS in names:
+                catalog = read.read(GLUE_CATALOG_CLASS)
+    # a client class where the catalog's field type names it (a shading may have moved the SDK)
+    clients = (name.removesuffix(".class") for name in names if name.endswith("/awssdk/services/glue/GlueClient.class"))
+    return any(b"L%s;" % client.encode() in catalog for client in clients)
 
 
 def local_jars() -> list[str]:

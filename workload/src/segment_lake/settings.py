@@ -191,9 +191,13 @@ class SourceSettings(LakeSettings):
         if self.table_format not in TABLE_FORMATS:
             raise InvalidSettings(f"unknown table format {self.table_format!r}: use parquet or iceberg")
         if self.table_format == "iceberg" and self.catalog == "glue" and not on_emr():
-            # no PyPI package pairs Iceberg's Glue catalog with the AWS SDK it needs (docs/lake-format.md)
-            raise InvalidSettings("Iceberg tables in Glue are made by EMR's own Iceberg (the iceberg-defaults "
-                                  "classification the constructs set): run this on EMR, or use --catalog local")
+            from .iceberg_tables import local_jars_hold_glue_catalog
+
+            if not local_jars_hold_glue_catalog():  # Iceberg's Spark runtime lacks the AWS SDK (docs/lake-format.md)
+                raise InvalidSettings(
+                    "Iceberg tables in Glue need Iceberg's Glue catalog with the AWS SDK v2: run this on EMR (its own "
+                    "Iceberg), set SEGMENT_LAKE_ICEBERG_JARS to the jar `make setup-glue` writes "
+                    "(.cache/jars/iceberg-glue-runtime-1.9.0.jar), or use --catalog local")
         if self.catalog == "local" and not self.lake_uri.startswith("file:"):
             raise InvalidSettings(f"--catalog local keeps its metastore in the lake folder, so it needs a local --lake, "
                                   f"not {self.lake_uri!r}: use --catalog glue")
