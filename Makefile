@@ -213,6 +213,7 @@ soak: setup
 bench: setup-glue
 	$(PY) bench/run.py $(BENCH_ARGS)
 	$(PY) bench/iceberg_lake.py $(ICEBERG_BENCH_ARGS)
+	$(PY) bench/round_trips.py --table-format iceberg $(ICEBERG_ROUND_TRIPS_ARGS)
 
 clean:
 	rm -rf cdktf.out .cache .pytest_cache build dist $(DEMO) $(dir $(BUNDLE))
