@@ -28,8 +28,7 @@ export SEGMENT_LAKE_ICEBERG_JARS := $(abspath $(ICEBERG_RUNTIME)),$(abspath $(IC
 # Iceberg's Glue catalog with the AWS SDK v2 it calls, for a local Spark that keeps Iceberg tables in Glue (the tests,
 # against the local endpoint): Iceberg 1.9.0 from the jar inside the PyPI sdist of sagemaker-feature-store-pyspark
 # (360 MB), its Iceberg classes moved back to org.apache.iceberg (workload/local/iceberg_jars.py --glue-jar). It
-# replaces the two jars above in a JVM: SEGMENT_LAKE_ICEBERG_JARS=$(abspath $(ICEBERG_GLUE)). make test and make bench
-# build it; make setup-glue alone.
+# replaces the two jars above in a JVM: SEGMENT_LAKE_ICEBERG_JARS=$(abspath $(ICEBERG_GLUE)).
 GLUE_SDIST := .cache/downloads/sagemaker_feature_store_pyspark-2.2.2.tar.gz
 GLUE_SOURCE_JAR := sagemaker-feature-store-spark-sdk-3.5.jar
 ICEBERG_GLUE := $(JARS_DIR)/iceberg-glue-runtime-1.9.0.jar
@@ -58,16 +57,13 @@ EMR_WHEELS := .cache/emr-wheels
 BUNDLE := constructs/segment_data_lake/app/segment-lake-app.zip
 BUNDLE_INPUTS := $(shell find workload/emr workload/src/segment_lake contract -type f -not -path '*__pycache__*' 2>/dev/null)
 
-.PHONY: setup setup-glue setup-parts bundle dist synth validate scan demo sync-demo test test-fast soak bench clean
+.PHONY: setup setup-parts bundle dist synth validate scan demo sync-demo test test-fast soak bench clean
 
 # The downloads (jars, wheels) need only pip: they run while the packages install and compile (12-15 s sooner here)
 setup:
 	@$(MAKE) --no-print-directory --jobs=4 setup-parts
 
-setup-glue:
-	@$(MAKE) --no-print-directory --jobs=4 setup-parts $(ICEBERG_GLUE)
-
-setup-parts: $(STAMP) $(JARS) $(ICEBERG_JARS) $(DUCKDB_ICEBERG)/.complete $(BUNDLE)
+setup-parts: $(STAMP) $(JARS) $(ICEBERG_JARS) $(ICEBERG_GLUE) $(DUCKDB_ICEBERG)/.complete $(BUNDLE)
 	@:
 
 bundle: $(BUNDLE)
@@ -177,7 +173,7 @@ test test-fast: export SEGMENT_LAKE_JAVA_OPTIONS ?= -XX:TieredStopAtLevel=1 -XX:
 # terraform and its AWS provider (which the tests' commands reattach rather than start: tests/terraform_cli.py) spend a
 # fifth of their CPU collecting garbage at Go's default: terraform validate of the main stack here, 5.8-6.6 -> 4.8 CPU-s at GOGC=400
 test test-fast: export GOGC ?= 400
-test: setup-glue
+test: setup
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not timing"
@@ -210,7 +206,7 @@ soak: setup
 # The sync CLI against DuckDB on the same generated files, end to end (about 25 minutes on 2 cores):
 # bench/results/<date>.json and .png, and the table of docs/performance.md. Quicker: make bench BENCH_ARGS="--sizes 250000".
 # Then Iceberg against Parquet (about 10 minutes; bench/results/<date>-iceberg.json). Quicker: ICEBERG_BENCH_ARGS="--events 250000".
-bench: setup-glue
+bench: setup
 	$(PY) bench/run.py $(BENCH_ARGS)
 	$(PY) bench/iceberg_lake.py $(ICEBERG_BENCH_ARGS)
 	$(PY) bench/round_trips.py --table-format iceberg $(ICEBERG_ROUND_TRIPS_ARGS)

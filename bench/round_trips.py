@@ -9,7 +9,7 @@ lands the next two hours (every table known, new hours). Each run reports its wa
 sync's own progress lines), its requests by operation, the S3 requests of its publish stage per published file, and
 how long the catalog's registration alone takes for as many tables (new, then known with a new hour) on 16 threads
 and on one (a Parquet lake's). With ``--table-format iceberg`` the syncs write Iceberg tables, whose catalog calls
-Iceberg's GlueCatalog makes (the jar make setup-glue writes, named in SEGMENT_LAKE_ICEBERG_GLUE_JAR).
+Iceberg's GlueCatalog makes (the jar make setup writes, named in SEGMENT_LAKE_ICEBERG_GLUE_JAR).
 Writes bench/results/<date>-round-trips.json (tools/cost_table.py reads its requests per file), or
 <date>-round-trips-iceberg.json.
 """
@@ -108,7 +108,7 @@ def sync(run: str, s3_proxy: FaultProxy, glue_proxy: FaultProxy, events: int, ta
 def glue_jar() -> str:
     jar = os.environ.get("SEGMENT_LAKE_ICEBERG_GLUE_JAR") or str(ROOT / ".cache/jars/iceberg-glue-runtime-1.9.0.jar")
     if not os.path.isfile(jar):
-        raise SystemExit(f"{jar} is missing: run `make setup-glue` (Iceberg's Glue catalog for local Spark)")
+        raise SystemExit(f"{jar} is missing: run `make setup` (Iceberg's Glue catalog for local Spark)")
     return jar
 
 

@@ -171,14 +171,15 @@ def glue_client(aws_endpoint):
 
 # the modules that take longest (CPU seconds on 2 cores, 2026-11-27): handed out first, so that no worker is left
 # running one alone at the end
-SLOWEST = ("test_kills", "test_deploy_rehearsal", "test_iceberg_lake", "test_sync_cli",
+SLOWEST = ("test_kills", "test_deploy_rehearsal", "test_iceberg_on_emr", "test_iceberg_lake", "test_sync_cli",
            "test_compaction", "test_installed_package", "test_class_archive", "test_contract_on_iceberg",
            "test_least_privilege", "test_deletion",
            "test_hostile_input", "test_faults", "test_policy_scan")
 
 
-# the modules that build stacks in their own process (about 100 s of tests in all): on one worker, the one that imports
-# the AWS provider for them (16 CPU-s; they import it inside their tests, not at collection, which every worker does)
+# the modules that build stacks in their own process (about 100 s of tests in all, and test_iceberg_on_emr's pytest of
+# Iceberg in Glue): on one worker, the one that imports the AWS provider for them (16 CPU-s; they import it inside
+# their tests, not at collection, which every worker does). test_iceberg_on_emr among the slowest: the group goes first
 BUILD_STACKS = ("test_alerts", "test_bring_your_own", "test_bucket", "test_emr", "test_glue_and_outputs", "test_grants",
                 "test_iam", "test_iceberg_on_emr", "test_network", "test_plan_checks", "test_replay_cluster",
                 "test_transient_clusters", "test_validation", "test_workload_and_schedules")

@@ -110,7 +110,7 @@ GLUE_JAR = os.environ.get("SEGMENT_LAKE_ICEBERG_GLUE_JAR") or str(REPO / ".cache
 @pytest.mark.spark
 @pytest.mark.aws
 def test_the_node_role_may_make_every_call_of_an_iceberg_sources_commands(iceberg_lake, tmp_path):
-    assert Path(GLUE_JAR).is_file(), f"{GLUE_JAR} is missing: run `make setup-glue` (make test does)"
+    assert Path(GLUE_JAR).is_file(), f"{GLUE_JAR} is missing: run `make setup`"
     run_modules([Path(__file__).with_name(ICEBERG_IN_GLUE_MODULE)], tmp_path,
                 {TESTS_TABLE_FORMAT: "iceberg-glue", "SEGMENT_LAKE_ICEBERG_JARS": GLUE_JAR})
     commands = json.loads((tmp_path / "calls.json").read_text())

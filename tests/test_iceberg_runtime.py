@@ -30,3 +30,37 @@ def test_relocation_moves_every_name_of_jacksons_package_and_nothing_else():
     assert iceberg_jars.relocated_name("META-INF/versions/9/module-info.class") is None
     with pytest.raises(ValueError, match="not a class file"):
         iceberg_jars.relocate_class(b"PK\x03\x04")
+
+
+@pytest.mark.fast
+def test_the_glue_runtime_moves_iceberg_and_the_missing_commons_back_and_leaves_the_sdk_shaded():
+    def moved(name: str) -> str:
+        return iceberg_jars.relocate_text(name.encode(), iceberg_jars.GLUE_MOVES).decode()
+
+    assert moved("smfs/shaded/org/apache/iceberg/aws/glue/GlueCatalog") == "org/apache/iceberg/aws/glue/GlueCatalog"
+    assert moved("Lsmfs.shaded.org.apache.iceberg.shaded.com.fasterxml.jackson.core.JsonFactory;") == \
+        "Lorg.apache.iceberg.shaded.com.fasterxml.jackson.core.JsonFactory;"
+    assert moved("smfs/shaded/org/apache/commons/lang3/StringUtils") == "org/apache/commons/lang3/StringUtils"
+    assert moved("smfs/shaded/org/apache/commons/lang/StringUtils") == "org/apache/commons/lang/StringUtils"
+    for kept in ("smfs/shaded/software/amazon/awssdk/services/glue/GlueClient",
+                 "smfs/shaded/org/apache/commons/codec/binary/Hex"):  # the jar holds these: they stay shaded
+        assert moved(kept) == kept
+
+
+@pytest.mark.fast
+def test_glue_off_emr_needs_jars_holding_icebergs_glue_catalog_and_the_client_it_names(tmp_path, monkeypatch):
+    from segment_lake.iceberg_tables import GLUE_CATALOG_CLASS, local_jars_hold_glue_catalog
+
+    def jar(name: str, entries: dict[str, bytes]) -> str:
+        with zipfile.ZipFile(tmp_path / name, "w") as written:
+            for entry, data in entries.items():
+                written.writestr(entry, data)
+        return str(tmp_path / name)
+
+    client = "smfs/shaded/software/amazon/awssdk/services/glue/GlueClient"
+    catalog = jar("catalog.jar", {GLUE_CATALOG_CLASS: b"\x00\x3cL" + client.encode() + b";\x01"})
+    sdk = jar("sdk.jar", {client + ".class": b""})
+    unshaded = jar("unshaded.jar", {"software/amazon/awssdk/services/glue/GlueClient.class": b""})
+    for jars, holds in (([catalog, sdk], True), ([catalog], False), ([catalog, unshaded], False), ([sdk], False)):
+        monkeypatch.setenv("SEGMENT_LAKE_ICEBERG_JARS", ",".join(jars))
+        assert local_jars_hold_glue_catalog() is holds, jars

@@ -196,7 +196,7 @@ class SourceSettings(LakeSettings):
             if not local_jars_hold_glue_catalog():  # Iceberg's Spark runtime lacks the AWS SDK (docs/lake-format.md)
                 raise InvalidSettings(
                     "Iceberg tables in Glue need Iceberg's Glue catalog with the AWS SDK v2: run this on EMR (its own "
-                    "Iceberg), set SEGMENT_LAKE_ICEBERG_JARS to the jar `make setup-glue` writes "
+                    "Iceberg), set SEGMENT_LAKE_ICEBERG_JARS to the jar `make setup` writes "
                     "(.cache/jars/iceberg-glue-runtime-1.9.0.jar), or use --catalog local")
         if self.catalog == "local" and not self.lake_uri.startswith("file:"):
             raise InvalidSettings(f"--catalog local keeps its metastore in the lake folder, so it needs a local --lake, "
