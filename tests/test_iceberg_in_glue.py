@@ -29,6 +29,10 @@ DELETED_USER = "u2"  # not in the late file's partition, which the compaction me
 # a second file in the hour of run 1's m1 (2024-01-02 03:00) and its table: the compaction's to merge
 LATE = {"type": "track", "event": "Order Completed", "messageId": "late1", "userId": "u3",
         "receivedAt": "2024-01-02T03:30:00.000Z"}
+# delivered into the first day's folder after the syncs: the replay of that day lands it, and every other event again
+# is a duplicate
+REPLAYED = {"type": "page", "messageId": "late2", "anonymousId": "anon-9", "name": "Late",
+            "receivedAt": "2024-01-02T23:00:00.000Z"}
 COMMANDS = [
     ("sync", ["sync", *SYNC]),
     ("sync", ["sync", *SYNC]),  # run 2's files (new columns and duplicates) and the late file
@@ -72,9 +76,10 @@ def commands(glue_proxy, spark, s3a, glue_client, tmp_path_factory):
     for index, (name, argv) in enumerate(COMMANDS):
         if index in upload:
             put(upload[index])
-        if index == 1:
-            s3.put_object(Bucket=BUCKET, Key=f"segment-logs/{SOURCE}/1704153600000/late.json",
-                          Body=json.dumps(LATE).encode())
+        for late, event in ((1, LATE), (2, REPLAYED)):
+            if index == late:
+                s3.put_object(Bucket=BUCKET, Key=f"segment-logs/{SOURCE}/1704153600000/{event['messageId']}.json",
+                              Body=json.dumps(event).encode())
         proxy.requests.clear()
         proxy.operations.clear()
         output = io.StringIO()
@@ -121,14 +126,14 @@ def test_each_events_table_is_an_iceberg_table_in_glue_with_its_metadata_in_the_
         assert glue_client.get_partitions(DatabaseName=DATABASE, TableName=name)["Partitions"] == [], name
 
 
-def test_the_syncs_land_each_event_once_and_a_replay_lands_none_again(commands):
+def test_the_syncs_land_each_event_once_and_a_replay_only_what_they_had_not(commands):
     run1, run2 = RUN1_COUNTS, {**RUN2_COUNTS, "read_count": RUN2_COUNTS["read_count"] + 1,
                                "row_count": RUN2_COUNTS["row_count"] + 1}  # and the late file's event
     for command, counts in zip(commands[:2], (run1, run2), strict=True):
         assert (f"read {counts['read_count']}, landed {counts['row_count']}, duplicates {counts['duplicate_count']}"
                 in command["output"]), command["output"]
-    assert "landed 0," in commands[2]["output"], commands[2]["output"]
-    assert sum(map(len, commands[2]["rows"].values())) == run1["row_count"] + run2["row_count"]
+    assert "landed 1, duplicates 13" in commands[2]["output"], commands[2]["output"]  # the day's 13 kept events
+    assert sum(map(len, commands[2]["rows"].values())) == run1["row_count"] + run2["row_count"] + 1
 
 
 def test_each_run_commits_once_to_each_table_it_wrote(commands, spark):
