@@ -61,6 +61,9 @@ def test_glue_off_emr_needs_jars_holding_icebergs_glue_catalog_and_the_client_it
     catalog = jar("catalog.jar", {GLUE_CATALOG_CLASS: b"\x00\x3cL" + client.encode() + b";\x01"})
     sdk = jar("sdk.jar", {client + ".class": b""})
     unshaded = jar("unshaded.jar", {"software/amazon/awssdk/services/glue/GlueClient.class": b""})
-    for jars, holds in (([catalog, sdk], True), ([catalog], False), ([catalog, unshaded], False), ([sdk], False)):
+    (tmp_path / "broken.jar").write_bytes(b"not a jar")
+    broken = str(tmp_path / "broken.jar")
+    for jars, holds in (([catalog, sdk], True), ([broken, catalog, sdk], True), ([catalog], False),
+                        ([catalog, unshaded], False), ([sdk], False), ([broken], False)):
         monkeypatch.setenv("SEGMENT_LAKE_ICEBERG_JARS", ",".join(jars))
         assert local_jars_hold_glue_catalog() is holds, jars

@@ -75,6 +75,8 @@ def local_jars_hold_glue_catalog() -> bool:
     names: set[str] = set()
     catalog = b""
     for jar in filter(os.path.isfile, (j.strip() for j in os.environ.get("SEGMENT_LAKE_ICEBERG_JARS", "").split(","))):
+        if not zipfile.is_zipfile(jar):  # holds nothing: the refusal names the jar to set
+            continue
         with zipfile.ZipFile(jar) as read:
             names.update(read.namelist())
             if not catalog and GLUE_CATALOG_CLASS in names:
