@@ -120,7 +120,8 @@ def write_glue_runtime(source: Path, output: Path) -> int:
             if info.is_dir() or info.filename in SERVICES:
                 continue
             data = read.read(info)
-            if info.filename.endswith(".class"):
+            if info.filename.endswith(".class") and any(  # most classes (the SDK's) name no moved package
+                    package in data or package.replace(b"/", b".") in data for package, _ in GLUE_MOVES):
                 data = relocate_class(data, GLUE_MOVES)
             elif info.filename.startswith("META-INF/services/") or info.filename.endswith(".properties"):
                 data = relocate_text(data, GLUE_MOVES)
