@@ -162,6 +162,17 @@ HIDDEN_HOURS_FOLDER = f"{HIDDEN_HOURS_SOURCE}_hour"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+# tables made or committed at once where the catalog is Glue, which takes concurrent changes to different tables: each
+# waits on several requests (a commit reads the table before and after its update, and every new file's footer for
+# its metrics). An embedded metastore's wait on no network: one thread (not measured on several).
+GLUE_THREADS = 16
+
+
+def threads(catalog: str) -> int:
+    """How many tables of a ``catalog`` (the catalog setting) a run makes or commits at once."""
+    return GLUE_THREADS if catalog == "glue" else 1
+
+
 def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
@@ -190,9 +201,18 @@ def created_mapping(names: list[str]) -> str:
     return json.dumps([{"field-id": number, "names": [name]} for number, name in enumerate(names, 1)])
 
 
-def _table(spark: SparkSession, database: str, table: str):
+def _activated(spark: SparkSession):
+    """Makes ``spark`` the active session of this thread's JVM thread, and returns the JVM. The active session is a
+    thread's own, and table names resolve through it: on a pool's thread (``threads``) without it, a table was not
+    found."""
     jvm = spark.sparkContext._jvm
-    return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, f"{database}.{table}")
+    jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
+    return jvm
+
+
+def _table(spark: SparkSession, database: str, table: str):
+    return _activated(spark).org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession,
+                                                                                  f"{database}.{table}")
 
 
 def map_names(spark: SparkSession, database: str, table: str) -> None:
@@ -208,6 +228,7 @@ def register(spark: SparkSession, database: str, table: str, columns: Iterable[t
     """Makes the table when missing (with its name mapping; partitioned as ``create_statement`` says), else appends
     the ``columns`` it lacks, in order. A table keeps the partitioning it was made with."""
     keys = list(keys)
+    _activated(spark)
     if not spark.catalog.tableExists(f"{database}.{table}"):
         spark.sql(create_statement(database, table, columns, keys, location, hidden_hours))
         fields = _table(spark, database, table).schema().columns()
@@ -268,9 +289,9 @@ def _snapshots(table) -> list:
     return snapshots
 
 
-def _snapshot_values(spark: SparkSession, database: str, table: str, key: str) -> set[str]:
-    """The values of ``key`` in the summaries of the table's snapshots."""
-    values = {snapshot.summary().get(key) for snapshot in _snapshots(_table(spark, database, table))}
+def _summary_values(table, key: str) -> set[str]:
+    """The values of ``key`` in the summaries of the snapshots of ``table``, a loaded Iceberg table."""
+    values = {snapshot.summary().get(key) for snapshot in _snapshots(table)}
     return {value for value in values if value}
 
 
@@ -282,7 +303,7 @@ def data_files(spark: SparkSession, table: str) -> int:
 
 def committed_runs(spark: SparkSession, database: str, table: str) -> set[str]:
     """The runs whose files the table holds a snapshot of."""
-    return _snapshot_values(spark, database, table, RUN_PROPERTY)
+    return _summary_values(_table(spark, database, table), RUN_PROPERTY)
 
 
 @contextmanager
@@ -309,7 +330,7 @@ def delete_rows(spark: SparkSession, table: str, keys_uri: str, deletion_id: str
     files at ``keys_uri``, copy-on-write (Iceberg's default: the files holding them are written again without them),
     in one snapshot naming ``deletion_id``; False, changing nothing, when a snapshot of the deletion is there."""
     database, name = table.split(".", 1)
-    if deletion_id in _snapshot_values(spark, database, name, DELETION_PROPERTY):
+    if deletion_id in _summary_values(_table(spark, database, name), DELETION_PROPERTY):
         return False
     spark.read.parquet(keys_uri).createOrReplaceTempView("segment_deleted_rows")
     try:
@@ -323,11 +344,12 @@ def delete_rows(spark: SparkSession, table: str, keys_uri: str, deletion_id: str
 
 def commit(spark: SparkSession, database: str, table: str, files: list[DataFile], run_id: str) -> bool:
     """Commits ``files`` to the table in one snapshot naming ``run_id``, with each file's column metrics from its
-    footer; False, committing nothing, when a snapshot of the run is already there."""
-    if run_id in committed_runs(spark, database, table):
+    footer; False, committing nothing, when a snapshot of the run is already there. The table is loaded once: on
+    Glue each load is a request, and the commit itself reads the table again around its update."""
+    loaded = _table(spark, database, table)
+    if run_id in _summary_values(loaded, RUN_PROPERTY):
         return False
     iceberg = spark.sparkContext._jvm.org.apache.iceberg
-    loaded = _table(spark, database, table)
     names = iceberg.mapping.NameMappingParser.fromJson(loaded.properties().get(NAME_MAPPING))
     metrics_config, spec = iceberg.MetricsConfig.forTable(loaded), loaded.spec()
     append = loaded.newAppend()

@@ -13,6 +13,7 @@ from segment_lake_contract import DATE_PARTITIONS, hourly
 from . import iceberg_tables
 from .layout import data_file_name, written_by
 from .parquet_tables import DATA, DISCARDS, DUPLICATES, LANDED, WrittenFile
+from .pool import run_all
 from .records import Published, Written
 from .route import partition_span, partition_values
 from .storage import LakeStorage
@@ -49,8 +50,9 @@ def publish(env: SyncEnvironment, written: Written) -> Published:
         for file, uri in moved:
             if file.kind == DATA:
                 by_table[file.table].append(iceberg_tables.DataFile(uri, file.partition, hour(file.partition)))
-        for table, table_files in sorted(by_table.items()):
-            env.storage.commit_table(database, table, table_files, run_id)
+        run_all(env.storage.commit_table, [(database, table, table_files, run_id)
+                                           for table, table_files in sorted(by_table.items())],
+                iceberg_tables.threads(env.settings.catalog), "segment-lake-commit")
     env.storage.delete(outputs.stage, recursive=True)
     partitions: dict[str, dict[str, int]] = {}
     for file in files:

@@ -30,6 +30,7 @@ from .lock import SourceLock, source_lock
 from .metrics import put_metrics
 from .names import ensure_database
 from .parse import parse
+from .pool import run_all
 from .progress import HEARTBEAT_SECONDS, Progress, Sink, count, spark_tasks, stderr_sink
 from .publish import publish
 from .recovery import finish_unfinished
@@ -113,14 +114,13 @@ class Sync:
         pending = unregistered(database, changes, inferred.catalog, record)
         if env.settings.table_format == iceberg_tables.FORMAT:
             # through Spark's Iceberg catalog, whichever catalog holds them, before the write: publish commits into
-            # the tables; on this thread: a table made on another was then not found here (the embedded metastore
-            # keeps a store per thread); every table the run writes is in the source's record first
+            # the tables; every table the run writes is in the source's record first
             prefix = env.settings.table_name_prefix
             iceberg_tables.record_tables(env.storage, env.layout, {
                 change.table[len(prefix):]: f"{database}.{change.table}" for change in changes})
-            for change in pending:
-                iceberg_tables.register(env.spark, database, change.table, change.columns, change.keys,
-                                        change.location, env.settings.hidden_hours)
+            run_all(iceberg_tables.register, [(env.spark, database, change.table, change.columns, change.keys,
+                                               change.location, env.settings.hidden_hours) for change in pending],
+                    iceberg_tables.threads(env.settings.catalog), "segment-lake-register")
             registered = background.submit(lambda: None)
         else:
             registered = background.submit(env.catalog.register, database, pending, inferred.catalog)
