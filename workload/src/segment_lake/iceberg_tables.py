@@ -19,6 +19,7 @@ from pyspark.sql import SparkSession
 from segment_lake_contract import HOURLY_DATE_PARTITIONS
 
 from .errors import InvalidSettings
+from .pool import ROUND_TRIP_THREADS
 
 FORMAT = "iceberg"  # the table format setting's value, and TableChange's format
 RUN_PROPERTY = "segment-run-id"
@@ -162,15 +163,12 @@ HIDDEN_HOURS_FOLDER = f"{HIDDEN_HOURS_SOURCE}_hour"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-# tables made or committed at once where the catalog is Glue, which takes concurrent changes to different tables: each
-# waits on several requests (a commit reads the table before and after its update, and every new file's footer for
-# its metrics). An embedded metastore's wait on no network: one thread (not measured on several).
-GLUE_THREADS = 16
-
-
 def threads(catalog: str) -> int:
-    """How many tables of a ``catalog`` (the catalog setting) a run makes or commits at once."""
-    return GLUE_THREADS if catalog == "glue" else 1
+    """How many tables of a ``catalog`` (the catalog setting) a run makes or commits at once: several in Glue, which
+    takes concurrent changes to different tables, each waiting on several requests (a commit reads the table before
+    and after its update, and every new file's footer for its metrics); one in an embedded metastore, whose changes
+    wait on no network (several were not measured there)."""
+    return ROUND_TRIP_THREADS if catalog == "glue" else 1
 
 
 def _quoted(name: str) -> str:
@@ -344,8 +342,7 @@ def delete_rows(spark: SparkSession, table: str, keys_uri: str, deletion_id: str
 
 def commit(spark: SparkSession, database: str, table: str, files: list[DataFile], run_id: str) -> bool:
     """Commits ``files`` to the table in one snapshot naming ``run_id``, with each file's column metrics from its
-    footer; False, committing nothing, when a snapshot of the run is already there. The table is loaded once: on
-    Glue each load is a request, and the commit itself reads the table again around its update."""
+    footer; False, committing nothing, when a snapshot of the run is already there."""
     loaded = _table(spark, database, table)
     if run_id in _summary_values(loaded, RUN_PROPERTY):
         return False

@@ -4,16 +4,28 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
+# calls that wait on a round trip at once, where one pool's callers say no other number (Glue's tables, Iceberg's)
+ROUND_TRIP_THREADS = 16
+
 
 def run_all(call: Callable, arguments: Iterable[tuple], threads: int, name: str) -> None:
-    """``call(*each)`` for each of ``arguments``, ``threads`` at a time. The first failure cancels the calls not begun
-    (a run that fails does not wait for a thousand more to fail too) and is raised once the running ones end."""
+    """``call(*each)`` for each of ``arguments``, ``threads`` at a time (one: on this thread, in order). The first
+    failure cancels the calls not begun (a run that fails does not wait for a thousand more to fail too) and is raised
+    once the running ones end; so does an exception on this thread while it waits (pyspark's KeyboardInterrupt)."""
     arguments = list(arguments)
+    if threads == 1:
+        for each in arguments:
+            call(*each)
+        return
     if not arguments:
         return
     with ThreadPoolExecutor(min(threads, len(arguments)), thread_name_prefix=name) as pool:
         futures = [pool.submit(call, *each) for each in arguments]
-        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        try:
+            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
         failed = next((future for future in futures if future in done and future.exception()), None)
         if failed:
             pool.shutdown(wait=True, cancel_futures=True)

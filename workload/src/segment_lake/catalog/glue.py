@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
-from ..pool import run_all
+from ..pool import ROUND_TRIP_THREADS, run_all
 from . import TableChange, TableInfo
 from .projection import is_projected, outside, projection_parameters, widened_ranges
 
@@ -37,7 +37,7 @@ TABLE_INPUT_KEYS = ("Name", "Description", "Owner", "Retention", "StorageDescrip
                     "Parameters", "ViewOriginalText", "ViewExpandedText", "TargetTable")
 GET_BATCH, CREATE_BATCH, UPDATE_BATCH = 1000, 100, 100
 # tables registered at once: at 40 ms a call, 1,000 tables' new hours take about 3 s (one after another: 40 s)
-THREADS = 16
+THREADS = ROUND_TRIP_THREADS
 
 
 def glue_location(uri: str) -> str:
