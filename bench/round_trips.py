@@ -115,7 +115,7 @@ def glue_jar() -> str:
 def catalog_alone(glue_proxy: FaultProxy, names: int, threads: int) -> list[dict]:
     """The catalog stage's registration without Spark beside it: ``names`` new tables with an hour each, then the
     next hour of each (known tables, no new column), on ``threads`` threads."""
-    from segment_lake.catalog import TableChange
+    from segment_lake.catalog import TableChange, TableInfo
     from segment_lake.catalog.glue import GlueCatalog
 
     os.environ["SEGMENT_LAKE_GLUE_ENDPOINT"] = glue_proxy.url
@@ -123,12 +123,13 @@ def catalog_alone(glue_proxy: FaultProxy, names: int, threads: int) -> list[dict
     catalog.ensure_database(database)
     columns = tuple((f"c{i}", "string") for i in range(20))
     records = []
-    for run, hour, known in (("first", "00", None), ("hourly", "01", list(columns))):
+    for run, hour, known in (("first", "00", False), ("hourly", "01", True)):
         changes = [TableChange(f"t{i:04d}", columns, ("day", "hr"), (("2024-01-02", hour),),
                                f"s3a://{BUCKET}/segment-data/data/catalog/t{i:04d}") for i in range(names)]
         glue_proxy.operations.clear()
         started = time.time()
-        catalog.register(database, changes, {change.table: known for change in changes})
+        catalog.register(database, changes, {change.table: TableInfo(list(columns), change.location) if known else None
+                                             for change in changes})
         record = {"case": "catalog-alone", "run": run, "tables": names, "threads": threads,
                   "seconds": round(time.time() - started, 1), "glue_requests": dict(glue_proxy.operations)}
         print(json.dumps(record), flush=True)
