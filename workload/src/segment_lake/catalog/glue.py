@@ -36,8 +36,6 @@ STORAGE = {
 TABLE_INPUT_KEYS = ("Name", "Description", "Owner", "Retention", "StorageDescriptor", "PartitionKeys", "TableType",
                     "Parameters", "ViewOriginalText", "ViewExpandedText", "TargetTable")
 GET_BATCH, CREATE_BATCH, UPDATE_BATCH = 1000, 100, 100
-# tables registered at once: at 40 ms a call, 1,000 tables' new hours take about 3 s (one after another: 40 s)
-THREADS = ROUND_TRIP_THREADS
 
 
 def glue_location(uri: str) -> str:
@@ -47,7 +45,7 @@ def glue_location(uri: str) -> str:
 
 class GlueCatalog:
     def __init__(self, client=None, catalog_id: str | None = None, region: str | None = None,
-                 threads: int = THREADS, date_layout: tuple[tuple[str, str], ...] = (),
+                 threads: int = ROUND_TRIP_THREADS, date_layout: tuple[tuple[str, str], ...] = (),
                  project_new_tables: bool = False, say: Callable[[str], None] = lambda line: None) -> None:
         """``threads``: tables registered at once. ``date_layout``: the keys and formats of the event tables' date
         partitions (segment_lake_contract.DATE_PARTITIONS); the tables partitioned so that are projected when
